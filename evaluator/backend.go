@@ -1,0 +1,168 @@
+package evaluator
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/neateval/neateval/datasets"
+	"github.com/neateval/neateval/neat"
+	"github.com/neateval/neateval/vram"
+)
+
+// Backend computes forwards on one device. The CPU backend is always built;
+// others (CUDA) register themselves by name from build-tagged packages.
+//
+// A Backend is safe for concurrent use: up to fitness_eval_parallel forwards
+// run on it at once, each on its own model.
+type Backend interface {
+	// Name is the backend's registered name ("cpu", "cuda").
+	Name() string
+	// Device is the memory every allocation of this backend comes from.
+	Device() vram.Device
+	// DType is the element type of weights and activations on the device.
+	DType() vram.DType
+	// PrepareData makes the validation set available to forwards: copied to
+	// the device once when cache is true (it then counts as fixed memory),
+	// otherwise kept on the host and copied slice by slice in each forward.
+	PrepareData(ds *datasets.Dataset, cache bool) (Data, error)
+	// Load copies a compiled genome's weights to the device.
+	Load(g *neat.Graph) (Model, error)
+	// Forward runs the model on images [lo, hi) of d and reduces its logits
+	// against the labels. Every device allocation it makes is freed before it
+	// returns, on success and on error alike; an allocation that does not fit
+	// returns an error matching vram.ErrOutOfMemory.
+	Forward(ctx context.Context, m Model, d Data, lo, hi int) (SliceStats, error)
+	// Footprint predicts the device memory of one genome: its weights, and
+	// the peak of activations plus workspace during a forward of b images.
+	// It is the memory model of the staging planner and the batch controller.
+	Footprint(g *neat.Graph, b int, cachedData bool) Footprint
+	// Close releases the device.
+	Close() error
+}
+
+// Footprint is a genome's predicted device memory, in bytes, rounded as the
+// device's allocator rounds.
+type Footprint struct {
+	Model int64 // weights
+	Act   int64 // activations and workspace at their peak, for the batch asked
+}
+
+// Model is a genome's weights on a device.
+type Model interface {
+	Graph() *neat.Graph
+	// Bytes is the device memory the weights hold.
+	Bytes() int64
+	// Unload frees the weights. It is safe to call more than once.
+	Unload()
+}
+
+// Data is a validation set made available to a backend's forwards.
+type Data interface {
+	Len() int
+	// Bytes is the device memory the data holds (0 when streamed).
+	Bytes() int64
+	Release()
+}
+
+// SliceStats are the reductions of one forward over a slice of images.
+type SliceStats struct {
+	Images    int
+	Correct   int
+	LossSum   float64 // Σ logsumexp(logits) − logits[label], over finite rows
+	NonFinite int     // images whose logits held NaN or ±Inf
+}
+
+// Add accumulates o into s.
+func (s *SliceStats) Add(o SliceStats) {
+	s.Images += o.Images
+	s.Correct += o.Correct
+	s.LossSum += o.LossSum
+	s.NonFinite += o.NonFinite
+}
+
+// BackendOptions are what every backend is created with.
+type BackendOptions struct {
+	DType vram.DType
+	// MemoryBytes is the CPU device's arena capacity (0: a default share of
+	// host memory). Other backends use the device's own memory.
+	MemoryBytes int64
+	// Faults injects allocation failures into the CPU device (tests, drills).
+	Faults vram.FaultOptions
+	// DeviceIndex picks the GPU for GPU backends.
+	DeviceIndex int
+	// Threads is how many CPU threads one forward uses (0: 1). The
+	// evaluator sets it to its thread budget over fitness_eval_parallel, so
+	// that parallel forwards never oversubscribe the cores.
+	Threads int
+}
+
+// NewBackendFunc creates a backend.
+type NewBackendFunc func(BackendOptions) (Backend, error)
+
+var (
+	registryMu sync.Mutex
+	registry   = map[string]NewBackendFunc{"cpu": func(o BackendOptions) (Backend, error) { return NewCPU(o) }}
+	// unavailable holds, per name, why a known backend is not in this build.
+	unavailable = map[string]string{}
+)
+
+// Register makes a backend available by name. Backend packages call it from
+// init; registering a name twice panics.
+func Register(name string, f NewBackendFunc) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if _, dup := registry[name]; dup {
+		panic("evaluator: backend " + name + " registered twice")
+	}
+	registry[name] = f
+	delete(unavailable, name)
+}
+
+// RegisterUnavailable records why a known backend is not in this build, so
+// that asking for it says how to get it.
+func RegisterUnavailable(name, why string) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if _, ok := registry[name]; !ok {
+		unavailable[name] = why
+	}
+}
+
+// Backends lists the registered backend names, sorted.
+func Backends() []string {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	var names []string
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// OpenBackend creates the backend of that name. "auto" picks the first
+// registered GPU backend that opens, and the CPU otherwise.
+func OpenBackend(name string, o BackendOptions) (Backend, error) {
+	registryMu.Lock()
+	f, ok := registry[name]
+	why := unavailable[name]
+	gpu := registry["cuda"]
+	registryMu.Unlock()
+	if name == "auto" {
+		if gpu != nil {
+			if b, err := gpu(o); err == nil {
+				return b, nil
+			}
+		}
+		return NewCPU(o)
+	}
+	if !ok {
+		if why != "" {
+			return nil, fmt.Errorf("backend %q is not in this build: %s", name, why)
+		}
+		return nil, fmt.Errorf("unknown backend %q (this build has %v)", name, Backends())
+	}
+	return f(o)
+}

@@ -1,0 +1,189 @@
+package evaluator
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/neateval/neateval/datasets"
+	"github.com/neateval/neateval/evaluator/kernels"
+	"github.com/neateval/neateval/neat"
+	"github.com/neateval/neateval/vram"
+)
+
+// bf16Tile is how many images a bfloat16 forward converts to float32 at a
+// time: weights and activations are stored in bfloat16 on the device, and
+// every step computes in float32 on a tile of images.
+const bf16Tile = 32
+
+// CPU is the backend that computes on the host's cores, with its memory in a
+// vram.CPUDevice arena: weights, the cached validation set, activations and
+// workspace are all allocated there, so a batch too large for the configured
+// memory fails where a GPU would fail.
+type CPU struct {
+	dev     *vram.CPUDevice
+	dtype   vram.DType
+	threads int
+}
+
+var _ Backend = (*CPU)(nil)
+
+// NewCPU creates a CPU backend with its own arena.
+func NewCPU(o BackendOptions) (*CPU, error) {
+	dev, err := vram.NewCPUDevice(vram.CPUOptions{MemoryBytes: o.MemoryBytes, Faults: o.Faults})
+	if err != nil {
+		return nil, err
+	}
+	return &CPU{dev: dev, dtype: o.DType, threads: max(o.Threads, 1)}, nil
+}
+
+// Name is "cpu".
+func (c *CPU) Name() string { return "cpu" }
+
+// Device is the arena.
+func (c *CPU) Device() vram.Device { return c.dev }
+
+// DType is the storage element type.
+func (c *CPU) DType() vram.DType { return c.dtype }
+
+// Close unmaps the arena.
+func (c *CPU) Close() error { return c.dev.Close() }
+
+// cpuData is the validation set: on the device when cached, else on the host.
+type cpuData struct {
+	ds      *datasets.Dataset
+	block   *vram.Block
+	dev     *vram.CPUDevice
+	imgSize int
+	once    sync.Once
+}
+
+func (d *cpuData) Len() int { return d.ds.N }
+
+func (d *cpuData) Bytes() int64 {
+	if d.block == nil {
+		return 0
+	}
+	return d.block.Size
+}
+
+func (d *cpuData) Release() {
+	d.once.Do(func() {
+		if d.block != nil {
+			d.dev.Free(d.block)
+		}
+	})
+}
+
+// PrepareData copies the images to the arena when cache is true.
+func (c *CPU) PrepareData(ds *datasets.Dataset, cache bool) (Data, error) {
+	d := &cpuData{ds: ds, dev: c.dev, imgSize: ds.ImageSize()}
+	if !cache {
+		return d, nil
+	}
+	n := int64(len(ds.Images)) * int64(c.dtype.Size())
+	b, err := c.dev.Alloc(max(n, 1))
+	if err != nil {
+		return nil, fmt.Errorf("caching the validation set on the device (%s): %w", vram.FormatBytes(n), err)
+	}
+	c.storeValues(b, 0, ds.Images)
+	d.block = b
+	return d, nil
+}
+
+// storeValues writes float32 values into a block at element offset off, in
+// the device's dtype.
+func (c *CPU) storeValues(b *vram.Block, off int, v []float32) {
+	if c.dtype == vram.BFloat16 {
+		kernels.F32ToBF16(c.dev.Uint16s(b)[off:off+len(v)], v)
+		return
+	}
+	copy(c.dev.Float32s(b)[off:off+len(v)], v)
+}
+
+// cpuModel is a genome's weights in the arena: one block, every tensor at a
+// known element offset.
+type cpuModel struct {
+	g     *neat.Graph
+	dev   *vram.CPUDevice
+	block *vram.Block
+	wOff  []int // per step: element offset of the weight, −1 for none
+	bOff  []int
+	once  sync.Once
+}
+
+func (m *cpuModel) Graph() *neat.Graph { return m.g }
+
+func (m *cpuModel) Bytes() int64 {
+	if m.block == nil {
+		return 0
+	}
+	return m.block.Size
+}
+
+func (m *cpuModel) Unload() {
+	m.once.Do(func() {
+		if m.block != nil {
+			m.dev.Free(m.block)
+		}
+	})
+}
+
+// Load copies the graph's weights into one arena block.
+func (c *CPU) Load(g *neat.Graph) (Model, error) {
+	m := &cpuModel{g: g, dev: c.dev, wOff: make([]int, len(g.Steps)), bOff: make([]int, len(g.Steps))}
+	off := 0
+	for i := range g.Steps {
+		s := &g.Steps[i]
+		m.wOff[i], m.bOff[i] = -1, -1
+		if s.Weight != nil {
+			m.wOff[i] = off
+			off += len(s.Weight.Data)
+			m.bOff[i] = off
+			off += len(s.Bias.Data)
+		}
+	}
+	if off == 0 {
+		return m, nil
+	}
+	b, err := c.dev.Alloc(int64(off) * int64(c.dtype.Size()))
+	if err != nil {
+		return nil, fmt.Errorf("genome %d: loading %d weights: %w", g.GenomeID, off, err)
+	}
+	m.block = b
+	for i := range g.Steps {
+		s := &g.Steps[i]
+		if s.Weight != nil {
+			c.storeValues(b, m.wOff[i], s.Weight.Data)
+			c.storeValues(b, m.bOff[i], s.Bias.Data)
+		}
+	}
+	return m, nil
+}
+
+// allocAlign is the rounding of the CPU device's allocator; the memory model
+// rounds every buffer the same way.
+const allocAlign = 512
+
+func roundAlloc(n int64) int64 {
+	if n <= 0 {
+		return 0
+	}
+	return (n + allocAlign - 1) / allocAlign * allocAlign
+}
+
+// Footprint predicts what Load and Forward allocate for g at batch b.
+func (c *CPU) Footprint(g *neat.Graph, b int, cachedData bool) Footprint {
+	elem := c.dtype.Size()
+	fp := Footprint{Model: roundAlloc(g.WeightBytes(elem))}
+	ws := func(g *neat.Graph, i, b int) int64 { return roundAlloc(c.stepWorkspace(g, i, b) * 4) }
+	fp.Act = g.PeakActivationBytes(b, elem, allocAlign, ws)
+	if c.dtype == vram.BFloat16 {
+		// The logits are kept in float32.
+		fp.Act += roundAlloc(int64(b)*int64(g.NumClasses)*4) - roundAlloc(int64(b)*int64(g.NumClasses)*2)
+	}
+	if !cachedData {
+		fp.Act += roundAlloc(int64(b) * int64(g.Input.Size()) * int64(elem))
+	}
+	return fp
+}
