@@ -65,12 +65,23 @@ type Node struct {
 	Stride      int
 	Padding     int
 	Activation  Activation
+	// Problem is what the loader found wrong with one of the op's fields (a
+	// value of the wrong JSON type, out of range, or missing), or "". The
+	// format judges fields only on reachable nodes, so Compile reports it
+	// only when the node is reachable from the output.
+	Problem string
 }
 
 // Tensor is a dense float32 array in row-major order.
 type Tensor struct {
 	Shape []int
 	Data  []float32
+	// DType is the element type the tensor had in its file ("F32", "F16",
+	// "BF16", ...), or "" for a tensor made in memory. F16 and BF16 are
+	// converted to float32 on reading; a tensor of any other dtype keeps its
+	// shape but has no Data, and Compile rejects it when a reachable node
+	// uses it.
+	DType string
 }
 
 // Len is the number of elements the shape describes.

@@ -1,0 +1,79 @@
+package neat
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// Load reads a population: the JSON file at jsonPath and the safetensors
+// file its "weights" field names, relative to the JSON's folder.
+//
+// A problem with either file as a whole (see the format's list of
+// whole-file errors) is an error naming the file and, where it applies, the
+// key or byte offset; nothing is returned with it. A problem within one
+// genome is not an error of Load: it is kept in that genome (Genome.Invalid,
+// Node.Problem, a Tensor of another dtype) and Compile reports it, naming the
+// genome and the node, while the other genomes load as usual.
+//
+// Each listed node gets the tensors named g<genome id>.n<node id>.weight and
+// .bias that the file holds, converted to float32, with their shapes as
+// found; Compile checks them against the graph. Tensors no listed node names
+// are never decoded.
+func Load(jsonPath string) (*Population, error) {
+	data, err := os.ReadFile(jsonPath)
+	if err != nil {
+		return nil, err // *fs.PathError names the file
+	}
+	pop, weights, err := ParsePopulationJSON(data, jsonPath)
+	if err != nil {
+		return nil, err
+	}
+	wpath := filepath.Join(filepath.Dir(jsonPath), weights)
+	wdata, err := os.ReadFile(wpath)
+	if err != nil {
+		return nil, fmt.Errorf("%s: weights %q: %w", jsonPath, weights, err)
+	}
+	entries, err := parseSafetensors(wdata)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", wpath, err)
+	}
+	var name []byte
+	for _, g := range pop.Genomes {
+		for i := range g.Nodes {
+			id := g.Nodes[i].ID
+			if _, done := g.Params[id]; done {
+				continue // a duplicate node id: Compile reports it
+			}
+			var p Params
+			name = tensorName(name[:0], g.ID, id, "weight")
+			if e, ok := entries[string(name)]; ok {
+				p.Weight = e.tensor()
+			}
+			name = tensorName(name[:0], g.ID, id, "bias")
+			if e, ok := entries[string(name)]; ok {
+				p.Bias = e.tensor()
+			}
+			if p.Weight != nil || p.Bias != nil {
+				g.Params[id] = &p
+			}
+		}
+	}
+	return pop, nil
+}
+
+// TensorName is the name of a node's tensor in the weights file:
+// g<genome>.n<node>.<kind>, kind being "weight" or "bias".
+func TensorName(genome int64, node int, kind string) string {
+	return string(tensorName(nil, genome, node, kind))
+}
+
+func tensorName(dst []byte, genome int64, node int, kind string) []byte {
+	dst = append(dst, 'g')
+	dst = strconv.AppendInt(dst, genome, 10)
+	dst = append(dst, ".n"...)
+	dst = strconv.AppendInt(dst, int64(node), 10)
+	dst = append(dst, '.')
+	return append(dst, kind...)
+}
