@@ -142,7 +142,9 @@ func TestCompileValidation(t *testing.T) {
 			g.Params[23] = &neat.Params{Weight: &neat.Tensor{Shape: []int{2, 256}, Data: make([]float32, 512)}}
 			g.Params[23].Weight.Data[0] = float32(math.NaN())
 		}, "", 0},
-		{"duplicate node ids", func(g *neat.Genome) { g.Nodes = append(g.Nodes, neat.Node{ID: 2, Op: neat.OpGlobalAvgPool, Inputs: []int{1}}) },
+		{"duplicate node ids", func(g *neat.Genome) {
+			g.Nodes = append(g.Nodes, neat.Node{ID: 2, Op: neat.OpGlobalAvgPool, Inputs: []int{1}})
+		},
 			"genome 7, node 2: duplicate node id", 2},
 		{"input that does not exist", func(g *neat.Genome) { node(g, 2).Inputs = []int{42} },
 			"genome 7, node 2: input 42 does not exist", 2},

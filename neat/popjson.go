@@ -373,18 +373,20 @@ func parseFields(n *Node, obj map[string]json.RawMessage) string {
 			continue
 		}
 		v, err := intField(raw)
+		if err != nil {
+			return fmt.Sprintf("%s %s: %v", n.Op, key, err)
+		}
+		// Ranges are checked here, not left to Compile, because an explicit
+		// stride 0 or padding -1 would read as "the default" there.
 		lo := int64(1)
 		if key == "padding" {
 			lo = 0
 		}
-		if err == nil && v < lo {
-			err = fmt.Errorf("%d, want ≥ %d", v, lo)
+		if v < lo {
+			return fmt.Sprintf("%s %s %d, want ≥ %d", n.Op, key, v, lo)
 		}
-		if err == nil && v > MaxSize {
-			err = fmt.Errorf("%d, want ≤ %d", v, MaxSize)
-		}
-		if err != nil {
-			return fmt.Sprintf("%s %s: %v", n.Op, key, err)
+		if v > MaxSize {
+			return fmt.Sprintf("%s %s %d, want ≤ %d", n.Op, key, v, MaxSize)
 		}
 		switch key {
 		case "out_channels":
