@@ -1,0 +1,67 @@
+package kernels_test
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/neateval/neateval/evaluator/kernels"
+)
+
+// actInputs covers each activation's branches and edges: a dense sweep of
+// [-20, 20], the tanh and sign switch points, tiny and huge values,
+// infinities and NaN.
+func actInputs() []float32 {
+	var xs []float32
+	for i := -40000; i <= 40000; i++ {
+		xs = append(xs, float32(i)/2000)
+	}
+	for _, v := range []float64{0.625, -0.625, 0.62499994, 1e-30, -1e-30, 1e-45, 87, -87, 88, -88, 100, -100, 1e10, -1e10, 3.4e38, -3.4e38} {
+		xs = append(xs, float32(v))
+	}
+	xs = append(xs, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), float32(math.Copysign(0, -1)))
+	return xs
+}
+
+func TestApply(t *testing.T) {
+	xs := actInputs()
+	forEachPath(t, func(t *testing.T, p kernels.Path) {
+		for _, act := range allActs {
+			// Every length up to 40 exercises the vector tails.
+			for _, n := range []int{len(xs), 1, 7, 15, 17, 33, 40} {
+				x, check := guarded(t, act.String(), n, 0)
+				copy(x, xs[len(xs)-n:])
+				in := append([]float32(nil), x...)
+				kernels.Apply(act, x)
+				check()
+				for i, v := range in {
+					want := act64(act, float64(v))
+					got := float64(x[i])
+					if math.IsNaN(want) || math.IsNaN(got) {
+						if math.IsNaN(want) != math.IsNaN(got) {
+							t.Fatalf("%v(%v) = %v, want %v", act, v, got, want)
+						}
+						continue
+					}
+					if math.IsInf(want, 0) && got == want {
+						continue
+					}
+					if d := math.Abs(got - want); d > 1e-6*math.Abs(want)+1e-30 && d > 2e-7 {
+						t.Fatalf("%v(%v) = %v, want %v (error %.3g)", act, v, got, want, d)
+					}
+				}
+			}
+		}
+	})
+}
+
+func TestActString(t *testing.T) {
+	for _, tc := range []struct {
+		a    kernels.Act
+		want string
+	}{{kernels.Identity, "identity"}, {kernels.LeakyReLU, "leaky_relu"}, {kernels.GELU, "gelu"}, {kernels.Act(9), "Act(9)"}} {
+		if got := fmt.Sprint(tc.a); got != tc.want {
+			t.Errorf("%d: got %q, want %q", tc.a, got, tc.want)
+		}
+	}
+}

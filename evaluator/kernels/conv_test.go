@@ -1,0 +1,176 @@
+package kernels_test
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/neateval/neateval/evaluator/kernels"
+)
+
+// convRef is the float64 definition, a plain loop over the formula: it
+// returns the activated outputs and, for the tolerance, Σ|terms|.
+func convRef(src, w, bias []float32, s kernels.ConvShape, b int, act kernels.Act) (out, mag []float64) {
+	n := b * s.OC * s.OH * s.OW
+	out, mag = make([]float64, n), make([]float64, n)
+	i := 0
+	for im := range b {
+		for oc := range s.OC {
+			for oh := range s.OH {
+				for ow := range s.OW {
+					acc, m := float64(bias[oc]), math.Abs(float64(bias[oc]))
+					for c := range s.C {
+						for kh := range s.K {
+							for kw := range s.K {
+								ih, iw := oh*s.Stride+kh-s.Pad, ow*s.Stride+kw-s.Pad
+								if ih < 0 || iw < 0 || ih >= s.H || iw >= s.W {
+									continue
+								}
+								t := float64(w[((oc*s.C+c)*s.K+kh)*s.K+kw]) * float64(src[((im*s.C+c)*s.H+ih)*s.W+iw])
+								acc += t
+								m += math.Abs(t)
+							}
+						}
+					}
+					out[i], mag[i] = act64(act, acc), m
+					i++
+				}
+			}
+		}
+	}
+	return out, mag
+}
+
+type convCase struct {
+	c, h, w, oc, k, stride, pad, b int
+}
+
+func (c convCase) shape() kernels.ConvShape {
+	return kernels.ConvShape{C: c.c, H: c.h, W: c.w, OC: c.oc, K: c.k, Stride: c.stride, Pad: c.pad,
+		OH: kernels.OutSize(c.h, c.k, c.stride, c.pad), OW: kernels.OutSize(c.w, c.k, c.stride, c.pad)}
+}
+
+func convCases() []convCase {
+	cs := []convCase{
+		{1, 1, 1, 1, 1, 1, 0, 1},
+		{1, 5, 5, 1, 3, 1, 1, 1},
+		{1, 28, 28, 4, 3, 1, 1, 2},
+		{1, 28, 28, 8, 5, 1, 2, 1},
+		{3, 9, 7, 5, 3, 2, 1, 3},
+		{4, 14, 14, 16, 1, 1, 0, 2},
+		{8, 7, 7, 33, 3, 1, 1, 2},
+		{16, 7, 7, 29, 5, 1, 2, 1},
+		{5, 11, 13, 13, 3, 2, 0, 2},
+		{2, 10, 10, 7, 4, 3, 1, 3},
+		{7, 6, 6, 15, 2, 2, 0, 2},
+		{3, 3, 3, 2, 5, 1, 2, 2},
+		{2, 9, 9, 3, 1, 2, 0, 3},
+		{6, 4, 4, 17, 3, 1, 0, 5},
+		{1, 2, 30, 9, 1, 1, 0, 1},
+		{32, 7, 7, 64, 3, 2, 1, 2},
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	extra := 40
+	if short() {
+		extra = 8
+	}
+	for len(cs) < 16+extra {
+		c := convCase{c: 1 + r.IntN(12), h: 1 + r.IntN(15), w: 1 + r.IntN(15), oc: 1 + r.IntN(40),
+			k: 1 + r.IntN(5), stride: 1 + r.IntN(3), pad: r.IntN(3), b: 1 + r.IntN(4)}
+		if c.pad >= c.k || kernels.OutSize(c.h, c.k, c.stride, c.pad) < 1 || kernels.OutSize(c.w, c.k, c.stride, c.pad) < 1 {
+			continue
+		}
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+func TestConv2D(t *testing.T) {
+	cases := convCases()
+	forEachPath(t, func(t *testing.T, p kernels.Path) {
+		r := rand.New(rand.NewPCG(3, 4))
+		for i, cc := range cases {
+			s := cc.shape()
+			act := allActs[i%len(allActs)]
+			threads := 1 + i%3
+			name := fmt.Sprintf("%+v/%v/t%d", cc, act, threads)
+			src := randSlice(r, cc.b*s.C*s.H*s.W, 1)
+			w := randSlice(r, s.OC*s.C*s.K*s.K, 1)
+			bias := randSlice(r, s.OC, 0.5)
+			want, mag := convRef(src, w, bias, s, cc.b, act)
+			srcCopy, wCopy := slices.Clone(src), slices.Clone(w)
+			dst, checkDst := guarded(t, name+" dst", len(want), float32(math.NaN()))
+			ws, checkWs := guarded(t, name+" ws", kernels.ConvWorkspace(s, cc.b, threads), float32(math.NaN()))
+			kernels.Conv2D(dst, src, w, bias, s, cc.b, act, ws, threads)
+			checkDst()
+			checkWs()
+			checkClose(t, name, dst, want, mag)
+			if !slices.Equal(src, srcCopy) || !slices.Equal(w, wCopy) {
+				t.Fatalf("%s: inputs modified", name)
+			}
+		}
+	})
+}
+
+// TestConv2DThreadsAgree checks that the result does not depend on the
+// thread count: each image is computed the same way whichever worker has it.
+func TestConv2DThreadsAgree(t *testing.T) {
+	s := convCase{c: 5, h: 12, w: 12, oc: 20, k: 3, stride: 1, pad: 1, b: 7}.shape()
+	r := rand.New(rand.NewPCG(5, 6))
+	src, w, bias := randSlice(r, 7*5*144, 1), randSlice(r, 20*45, 1), randSlice(r, 20, 1)
+	forEachPath(t, func(t *testing.T, p kernels.Path) {
+		var first []float32
+		for threads := 1; threads <= 3; threads++ {
+			dst := make([]float32, 7*20*144)
+			kernels.Conv2D(dst, src, w, bias, s, 7, kernels.GELU, make([]float32, kernels.ConvWorkspace(s, 7, threads)), threads)
+			if first == nil {
+				first = dst
+			} else if !slices.Equal(first, dst) {
+				t.Fatalf("threads %d differs from threads 1", threads)
+			}
+		}
+	})
+}
+
+func TestConv2DAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	s := convCase{c: 4, h: 10, w: 10, oc: 8, k: 3, stride: 1, pad: 1, b: 2}.shape()
+	src, w, bias := make([]float32, 2*4*100), make([]float32, 8*36), make([]float32, 8)
+	dst, ws := make([]float32, 2*8*100), make([]float32, kernels.ConvWorkspace(s, 2, 1))
+	forEachPath(t, func(t *testing.T, p kernels.Path) {
+		if n := testing.AllocsPerRun(10, func() { kernels.Conv2D(dst, src, w, bias, s, 2, kernels.Tanh, ws, 1) }); n != 0 {
+			t.Fatalf("Conv2D allocates %v times per call", n)
+		}
+	})
+}
+
+func TestConv2DPanics(t *testing.T) {
+	s := convCase{c: 1, h: 4, w: 4, oc: 1, k: 3, stride: 1, pad: 1, b: 1}.shape()
+	bad := s
+	bad.OH = 3
+	for _, tc := range []struct {
+		name string
+		f    func()
+	}{
+		{"shape", func() { kernels.ConvWorkspace(bad, 1, 1) }},
+		{"dst", func() {
+			kernels.Conv2D(make([]float32, 15), make([]float32, 16), make([]float32, 9), make([]float32, 1), s, 1, kernels.ReLU, make([]float32, 4096), 1)
+		}},
+		{"ws", func() {
+			kernels.Conv2D(make([]float32, 16), make([]float32, 16), make([]float32, 9), make([]float32, 1), s, 1, kernels.ReLU, make([]float32, 1), 1)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func() {
+				if recover() == nil {
+					t.Fatal("no panic")
+				}
+			}()
+			tc.f()
+		})
+	}
+}

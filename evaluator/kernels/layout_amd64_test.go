@@ -1,0 +1,54 @@
+//go:build !noasm
+
+package kernels
+
+import (
+	"bufio"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"unsafe"
+)
+
+// TestTileArgsLayout checks the field offsets the assembly uses
+// (tileargs_amd64.h) against the Go struct.
+func TestTileArgsLayout(t *testing.T) {
+	var ta tileArgs
+	want := map[string]uintptr{
+		"TA_A": unsafe.Offsetof(ta.a), "TA_B": unsafe.Offsetof(ta.b), "TA_KOFF": unsafe.Offsetof(ta.koff),
+		"TA_C": unsafe.Offsetof(ta.c), "TA_SEGS": unsafe.Offsetof(ta.segs), "TA_NSEG": unsafe.Offsetof(ta.segs) + 8,
+		"TA_ROWBIAS": unsafe.Offsetof(ta.rowBias), "TA_COLBIAS": unsafe.Offsetof(ta.colBias),
+		"TA_AOFF": unsafe.Offsetof(ta.aoff), "TA_BOFF": unsafe.Offsetof(ta.boff), "TA_COFF": unsafe.Offsetof(ta.coff),
+		"TA_RBOFF": unsafe.Offsetof(ta.rboff), "TA_CBOFF": unsafe.Offsetof(ta.cboff), "TA_K": unsafe.Offsetof(ta.k),
+		"TA_ASTRIDE": unsafe.Offsetof(ta.astride), "TA_LDC": unsafe.Offsetof(ta.ldc), "TA_MR": unsafe.Offsetof(ta.mr),
+		"TA_ACT": unsafe.Offsetof(ta.act),
+	}
+	f, err := os.Open("tileargs_amd64.h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	seen := 0
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fs := strings.Fields(sc.Text())
+		if len(fs) != 3 || fs[0] != "#define" {
+			continue
+		}
+		off, err := strconv.Atoi(fs[2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w, ok := want[fs[1]]; !ok || uintptr(off) != w {
+			t.Errorf("%s = %d, struct says %d (known %v)", fs[1], off, w, ok)
+		}
+		seen++
+	}
+	if seen != len(want) {
+		t.Errorf("header defines %d offsets, want %d", seen, len(want))
+	}
+	if unsafe.Sizeof(seg{}) != 16 {
+		t.Errorf("seg is %d bytes, the assembly steps by 16", unsafe.Sizeof(seg{}))
+	}
+}
