@@ -1,0 +1,49 @@
+package main
+
+const usageText = `neateval scores populations of CNN genomes (NEAT) on a labelled image set,
+on the CPU or a GPU, and writes one result per genome as JSON Lines.
+
+Usage:
+  neateval <command> [flags]
+
+Commands:
+  run       score a population (config.toml, flags override it)
+  gen       write a seeded random population (JSON + safetensors)
+  version   print the version, Go version, platform and CPU features
+  help      print this text, or a command's flags: neateval help <command>
+` + exitCodesText
+
+const exitCodesText = `
+Exit codes:
+  0    ok: every genome has a result and none is an error
+  1    the run failed: a broken population or dataset file, an I/O error, ...
+  2    bad usage or config: the message names the flag or key to change
+  3    the run completed but some genomes got an error result
+       (their lines in the results file say why, in "error")
+  130  interrupted by SIGINT or SIGTERM: the results written so far are kept;
+       run again with --resume to score only the genomes still missing
+`
+
+const runUsage = `Usage: neateval run [--config FILE] [flags]
+
+Scores every genome of a population on the validation set and writes the
+results file (output.results): a header line, then one JSON object per genome
+in population order. Without --config the built-in defaults are used (the
+same as the shipped config.toml): a generated population of 64 genomes on the
+MNIST test set, on the CPU. Flags override the config's keys.
+`
+
+const genUsage = `Usage: neateval gen --out DIR/pop.json [--size N] [--seed S] [--preset small|wide] [--input CxHxW] [--classes K]
+
+Writes a seeded random population of valid CNN genomes: the JSON file named
+by --out and its weights beside it (pop.safetensors for pop.json).
+`
+
+const versionUsage = `Usage: neateval version
+
+Prints neateval's version, the Go version it was built with, the platform,
+the CPU count and the CPU features the kernels can use.
+`
+
+const helpUsage = `Usage: neateval help [command]
+`
