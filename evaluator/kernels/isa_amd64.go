@@ -4,7 +4,7 @@ package kernels
 
 import "golang.org/x/sys/cpu"
 
-//go:generate go run gen_gemm.go
+//go:generate go run gen_asm.go gen_vec.go
 
 var (
 	hasAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA
@@ -88,12 +88,146 @@ func gemm(p Path, nv int, t *tileArgs) {
 	}
 }
 
-func applyVec(_ Path, act Act, x []float32)             { applyGo(act, x) }
-func pool2x2(_ Path, isMax bool, out, r0, r1 []float32) { pool2x2Go(isMax, out, r0, r1) }
-func sumVec(_ Path, x []float32) float32                { return sumGo(x) }
-func addVec(_ Path, dst, src []float32)                 { addGo(dst, src) }
-func toBF16Vec(Path, []uint16, []float32) int           { return 0 }
-func fromBF16Vec(Path, []float32, []uint16) int         { return 0 }
+// The vector kernels, generated into vec_amd64.s. Each handles whole
+// vectors; the Go twins finish the tails.
+
+//go:noescape
+func act512(act int, x []float32)
+
+//go:noescape
+func act256(act int, x []float32)
+
+//go:noescape
+func add512(dst, src []float32)
+
+//go:noescape
+func add256(dst, src []float32)
+
+//go:noescape
+func sum512(x []float32) float32
+
+//go:noescape
+func sum256(x []float32) float32
+
+//go:noescape
+func pool2x2_512(isMax int, out, in []float32, planes, oh, ow, w int)
+
+//go:noescape
+func pool2x2_256(isMax int, out, in []float32, planes, oh, ow, w int)
+
+//go:noescape
+func toBF16_512(dst []uint16, src []float32)
+
+//go:noescape
+func toBF16_256(dst []uint16, src []float32)
+
+//go:noescape
+func fromBF16_512(dst []float32, src []uint16)
+
+//go:noescape
+func fromBF16_256(dst []float32, src []uint16)
+
+func applyVec(p Path, act Act, x []float32) {
+	n := 0
+	switch p {
+	case AVX512:
+		n = len(x) &^ 15
+		act512(int(act), x[:n])
+	case AVX2:
+		n = len(x) &^ 7
+		act256(int(act), x[:n])
+	}
+	applyGo(act, x[n:])
+}
+
+func addVec(p Path, dst, src []float32) {
+	src = src[:len(dst)]
+	n := 0
+	switch p {
+	case AVX512:
+		n = len(dst) &^ 15
+		add512(dst[:n], src[:n])
+	case AVX2:
+		n = len(dst) &^ 7
+		add256(dst[:n], src[:n])
+	}
+	addGo(dst[n:], src[n:])
+}
+
+func sumVec(p Path, x []float32) float32 {
+	n := len(x) &^ 15
+	var s float32
+	switch p {
+	case AVX512:
+		s = sum512(x[:n])
+	case AVX2:
+		s = sum256(x[:n])
+	default:
+		return sumGo(x)
+	}
+	for _, v := range x[n:] {
+		s += v
+	}
+	return s
+}
+
+func pool2x2(p Path, isMax bool, dst, src []float32, planes, h, w, oh, ow int) {
+	if p == PureGo {
+		pool2x2Rows(isMax, dst, src, planes, h, w, oh, ow, 0)
+		return
+	}
+	m := 0
+	if isMax {
+		m = 1
+	}
+	// Whole vectors read 2·lanes floats per row from a row start: in bounds
+	// as 2·ow ≤ w. Rows follow each other only when h = 2·oh.
+	np, step := planes, 1
+	if h != 2*oh {
+		np, step = 1, planes
+	}
+	for i := 0; i < step; i++ {
+		in := src[i*h*w : (i+np)*h*w]
+		out := dst[i*oh*ow : (i+np)*oh*ow]
+		if p == AVX512 {
+			pool2x2_512(m, out, in, np, oh, ow, w)
+		} else {
+			pool2x2_256(m, out, in, np, oh, ow, w)
+		}
+	}
+	if p == AVX2 && ow%8 != 0 {
+		pool2x2Rows(isMax, dst, src, planes, h, w, oh, ow, ow&^7)
+	}
+}
+
+func toBF16Vec(p Path, dst []uint16, src []float32) int {
+	switch p {
+	case AVX512:
+		n := len(src) &^ 15
+		toBF16_512(dst[:n], src[:n])
+		return n
+	case AVX2:
+		n := len(src) &^ 7
+		toBF16_256(dst[:n], src[:n])
+		return n
+	}
+	return 0
+}
+
+func fromBF16Vec(p Path, dst []float32, src []uint16) int {
+	switch p {
+	case AVX512:
+		n := len(src) &^ 15
+		fromBF16_512(dst[:n], src[:n])
+		return n
+	case AVX2:
+		n := len(src) &^ 7
+		fromBF16_256(dst[:n], src[:n])
+		return n
+	}
+	return 0
+}
+
 func deinterleave2(_ Path, prep []float32, o0, o1, pad int, row []float32) {
 	deinterleave2Go(prep, o0, o1, pad, row)
 }

@@ -5,15 +5,17 @@ package kernels
 // Without assembly every path but PureGo is unavailable and the dispatchers
 // call the pure-Go twins.
 
-func best() Path                                        { return PureGo }
-func available(p Path) bool                             { return p == PureGo }
-func gemm(_ Path, nv int, t *tileArgs)                  { gemmGo(t, nv) }
-func applyVec(_ Path, act Act, x []float32)             { applyGo(act, x) }
-func pool2x2(_ Path, isMax bool, out, r0, r1 []float32) { pool2x2Go(isMax, out, r0, r1) }
-func sumVec(_ Path, x []float32) float32                { return sumGo(x) }
-func addVec(_ Path, dst, src []float32)                 { addGo(dst, src) }
-func toBF16Vec(Path, []uint16, []float32) int           { return 0 }
-func fromBF16Vec(Path, []float32, []uint16) int         { return 0 }
+func best() Path                            { return PureGo }
+func available(p Path) bool                 { return p == PureGo }
+func gemm(_ Path, nv int, t *tileArgs)      { gemmGo(t, nv) }
+func applyVec(_ Path, act Act, x []float32) { applyGo(act, x) }
+func pool2x2(_ Path, isMax bool, dst, src []float32, planes, h, w, oh, ow int) {
+	pool2x2Rows(isMax, dst, src, planes, h, w, oh, ow, 0)
+}
+func sumVec(_ Path, x []float32) float32        { return sumGo(x) }
+func addVec(_ Path, dst, src []float32)         { addGo(dst, src) }
+func toBF16Vec(Path, []uint16, []float32) int   { return 0 }
+func fromBF16Vec(Path, []float32, []uint16) int { return 0 }
 func deinterleave2(_ Path, prep []float32, o0, o1, pad int, row []float32) {
 	deinterleave2Go(prep, o0, o1, pad, row)
 }

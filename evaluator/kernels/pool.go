@@ -31,18 +31,16 @@ func AvgPool2D(dst, src []float32, b, c, h, w, k, stride, oh, ow int) {
 }
 
 func pool(p Path, isMax bool, dst, src []float32, planes, h, w, k, stride, oh, ow int) {
+	if k == 2 && stride == 2 {
+		pool2x2(p, isMax, dst[:planes*oh*ow], src[:planes*h*w], planes, h, w, oh, ow)
+		return
+	}
 	scale := float32(1) / float32(k*k)
 	for pl := range planes {
 		in := src[pl*h*w : (pl+1)*h*w]
 		out := dst[pl*oh*ow : (pl+1)*oh*ow]
 		for oy := range oh {
 			orow := out[oy*ow : (oy+1)*ow]
-			if k == 2 && stride == 2 {
-				r0 := in[2*oy*w : 2*oy*w+2*ow]
-				r1 := in[(2*oy+1)*w : (2*oy+1)*w+2*ow]
-				pool2x2(p, isMax, orow, r0, r1)
-				continue
-			}
 			for ox := range orow {
 				base := oy*stride*w + ox*stride
 				var acc float32
@@ -63,6 +61,18 @@ func pool(p Path, isMax bool, dst, src []float32, planes, h, w, k, stride, oh, o
 				}
 				orow[ox] = acc
 			}
+		}
+	}
+}
+
+// pool2x2Rows is the pure-Go 2×2 stride-2 pool of planes h×w into oh×ow,
+// for output columns from col0 on.
+func pool2x2Rows(isMax bool, dst, src []float32, planes, h, w, oh, ow, col0 int) {
+	for pl := range planes {
+		for oy := range oh {
+			r0 := src[(pl*h+2*oy)*w:]
+			r1 := src[(pl*h+2*oy+1)*w:]
+			pool2x2Go(isMax, dst[(pl*oh+oy)*ow+col0:(pl*oh+oy+1)*ow], r0[2*col0:2*ow], r1[2*col0:2*ow])
 		}
 	}
 }

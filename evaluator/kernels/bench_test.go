@@ -1,0 +1,111 @@
+package kernels_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/neateval/neateval/evaluator/kernels"
+)
+
+// Benchmarks run on the selected (fastest) path unless KERNELS_PATH... no:
+// each benchmark has one sub-benchmark per path, so a run compares them.
+
+type benchConv struct {
+	name                      string
+	c, hw, oc, k, stride, pad int
+}
+
+// Shapes typical of evolved CNNs on 28×28 inputs.
+var benchConvs = []benchConv{
+	{"c1_28_oc8_k3", 1, 28, 8, 3, 1, 1},
+	{"c1_28_oc32_k5", 1, 28, 32, 5, 1, 2},
+	{"c4_28_oc4_k3", 4, 28, 4, 3, 1, 1},
+	{"c8_28_oc16_k3", 8, 28, 16, 3, 1, 1},
+	{"c16_28_oc16_k3", 16, 28, 16, 3, 1, 1},
+	{"c16_14_oc32_k3", 16, 14, 32, 3, 1, 1},
+	{"c32_14_oc64_k3", 32, 14, 64, 3, 1, 1},
+	{"c32_28_oc64_k3s2", 32, 28, 64, 3, 2, 1},
+	{"c64_7_oc128_k3", 64, 7, 128, 3, 1, 1},
+	{"c128_7_oc128_k3", 128, 7, 128, 3, 1, 1},
+	{"c64_14_oc64_k1", 64, 14, 64, 1, 1, 0},
+	{"c128_7_oc64_k5", 128, 7, 64, 5, 1, 2},
+	{"c64_14_oc128_k3s2", 64, 14, 128, 3, 2, 1},
+}
+
+func benchPaths(b *testing.B, f func(b *testing.B)) {
+	for _, p := range kernels.Paths() {
+		if p == kernels.PureGo && !testing.Verbose() {
+			continue // minutes per shape; run with -v to include it
+		}
+		b.Run(p.String(), func(b *testing.B) {
+			prev, _ := kernels.Select(p)
+			defer kernels.Select(prev)
+			f(b)
+		})
+	}
+}
+
+func BenchmarkConv2D(b *testing.B) {
+	for _, bc := range benchConvs {
+		for _, threads := range []int{1, 2} {
+			batch := 128
+			s := kernels.ConvShape{C: bc.c, H: bc.hw, W: bc.hw, OC: bc.oc, K: bc.k, Stride: bc.stride, Pad: bc.pad,
+				OH: kernels.OutSize(bc.hw, bc.k, bc.stride, bc.pad), OW: kernels.OutSize(bc.hw, bc.k, bc.stride, bc.pad)}
+			r := rand.New(rand.NewPCG(1, 1))
+			src := randSlice(r, batch*s.C*s.H*s.W, 1)
+			w := randSlice(r, s.OC*s.C*s.K*s.K, 0.1)
+			bias := randSlice(r, s.OC, 0.1)
+			dst := make([]float32, batch*s.OC*s.OH*s.OW)
+			ws := make([]float32, kernels.ConvWorkspace(s, batch, threads))
+			b.Run(fmt.Sprintf("%s/b%d/t%d", bc.name, batch, threads), func(b *testing.B) {
+				benchPaths(b, func(b *testing.B) {
+					for b.Loop() {
+						kernels.Conv2D(dst, src, w, bias, s, batch, kernels.ReLU, ws, threads)
+					}
+					b.ReportMetric(float64(s.FLOPs())*float64(batch)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				})
+			})
+		}
+	}
+}
+
+func BenchmarkDense(b *testing.B) {
+	for _, d := range []struct{ in, out int }{{128, 10}, {3136, 10}, {784, 128}, {1024, 256}} {
+		for _, threads := range []int{1, 2} {
+			batch := 256
+			r := rand.New(rand.NewPCG(1, 1))
+			src, w, bias := randSlice(r, batch*d.in, 1), randSlice(r, d.out*d.in, 0.1), randSlice(r, d.out, 0.1)
+			dst := make([]float32, batch*d.out)
+			ws := make([]float32, kernels.DenseWorkspace(d.in, d.out, batch, threads))
+			b.Run(fmt.Sprintf("in%d_out%d/b%d/t%d", d.in, d.out, batch, threads), func(b *testing.B) {
+				benchPaths(b, func(b *testing.B) {
+					for b.Loop() {
+						kernels.Dense(dst, src, w, bias, batch, d.in, d.out, kernels.Identity, ws, threads)
+					}
+					b.ReportMetric(float64(kernels.DenseFLOPs(d.in, d.out))*float64(batch)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				})
+			})
+		}
+	}
+}
+
+// BenchmarkSGEMM is the ceiling of the package's own micro-kernels: a square
+// 1024³ product through Dense (C = X·Wᵀ, X and W both 1024×1024).
+func BenchmarkSGEMM(b *testing.B) {
+	const n = 1024
+	for _, threads := range []int{1, 2} {
+		r := rand.New(rand.NewPCG(1, 1))
+		src, w, bias := randSlice(r, n*n, 1), randSlice(r, n*n, 1), make([]float32, n)
+		dst := make([]float32, n*n)
+		ws := make([]float32, kernels.DenseWorkspace(n, n, n, threads))
+		b.Run(fmt.Sprintf("1024/t%d", threads), func(b *testing.B) {
+			benchPaths(b, func(b *testing.B) {
+				for b.Loop() {
+					kernels.Dense(dst, src, w, bias, n, n, n, kernels.Identity, ws, threads)
+				}
+				b.ReportMetric(2*n*n*n*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		})
+	}
+}

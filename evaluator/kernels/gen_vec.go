@@ -1,0 +1,507 @@
+//go:build ignore
+
+package main
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"strings"
+)
+
+// vecISA describes one instruction set for the vector kernels. Both use
+// registers 0..15 only, so that one emitter serves AVX2 and AVX-512.
+type vecISA struct {
+	suffix string // function name suffix
+	r      string // register prefix
+	lanes  int
+}
+
+var vecISAs = []vecISA{{"512", "Z", 16}, {"256", "Y", 8}}
+
+// Constants are stored as 8 copies (32 bytes): AVX2 reads them as a vector,
+// AVX-512 broadcasts the first.
+var consts = []struct {
+	name string
+	bits uint32
+}{
+	{"one", f(1)}, {"two", f(2)}, {"half", f(0.5)}, {"minus2", f(-2)}, {"quarter", f(0.25)},
+	{"absMask", 0x7fffffff}, {"signMask", 0x80000000}, {"i127", 127},
+	{"expLo", f(-87)}, {"log2e", f(1.44269504088896341)}, {"ln2Hi", f(0.693359375)}, {"ln2Lo", f(-2.12194440e-4)},
+	{"expC0", f(1.9875691500e-4)}, {"expC1", f(1.3981999507e-3)}, {"expC2", f(8.3334519073e-3)},
+	{"expC3", f(4.1665795894e-2)}, {"expC4", f(1.6666665459e-1)}, {"expC5", f(5.0000001201e-1)},
+	{"tanhT", f(0.625)}, {"tanhP0", f(-5.70498872745e-3)}, {"tanhP1", f(2.06390887954e-2)},
+	{"tanhP2", f(-5.37397155531e-2)}, {"tanhP3", f(1.33314422036e-1)}, {"tanhP4", f(-3.33332819422e-1)},
+	{"sqrt12", f(0.70710678118654752)},
+	{"erfE0", f(-1.26551223)}, {"erfE1", f(1.00002368)}, {"erfE2", f(0.37409196)}, {"erfE3", f(0.09678418)},
+	{"erfE4", f(-0.18628806)}, {"erfE5", f(0.27886807)}, {"erfE6", f(-1.13520398)}, {"erfE7", f(1.48851587)},
+	{"erfE8", f(-0.82215223)}, {"erfE9", f(0.17087277)},
+	{"slope", f(0.01)},
+	{"bfOne", 1}, {"bfBias", 0x7fff}, {"bfInf", 0x7f800000}, {"bfQuiet", 0x40},
+}
+
+func f(v float64) uint32 { return math.Float32bits(float32(v)) }
+
+type vg struct {
+	is vecISA
+	sb strings.Builder
+	n  int // label counter
+}
+
+func (g *vg) p(format string, args ...any) { fmt.Fprintf(&g.sb, format+"\n", args...) }
+
+// R names vector register i.
+func (g *vg) R(i int) string { return fmt.Sprintf("%s%d", g.is.r, i) }
+
+func (g *vg) zmm() bool { return g.is.r == "Z" }
+
+// op emits "inst const, src, dst" with the constant as a memory operand.
+func (g *vg) op(inst, c string, src, dst int) {
+	if g.zmm() {
+		g.p("\t%s.BCST ·%s(SB), %s, %s", inst, c, g.R(src), g.R(dst))
+	} else {
+		g.p("\t%s ·%s(SB), %s, %s", inst, c, g.R(src), g.R(dst))
+	}
+}
+
+// ld loads constant c into register dst.
+func (g *vg) ld(c string, dst int) {
+	if g.zmm() {
+		g.p("\tVBROADCASTSS ·%s(SB), %s", c, g.R(dst))
+	} else {
+		g.p("\tVMOVUPS ·%s(SB), %s", c, g.R(dst))
+	}
+}
+
+// sel sets dst = (src1 PRED src2) ? ifSet : dst, with a compare predicate;
+// tmp is a scratch register for AVX2's mask.
+func (g *vg) sel(pred, src1, src2, ifSet, dst, tmp int) {
+	if g.zmm() {
+		g.p("\tVCMPPS $%d, %s, %s, K1", pred, g.R(src2), g.R(src1))
+		g.p("\tVMOVAPS %s, K1, %s", g.R(ifSet), g.R(dst))
+	} else {
+		g.p("\tVCMPPS $%d, %s, %s, %s", pred, g.R(src2), g.R(src1), g.R(tmp))
+		g.p("\tVBLENDVPS %s, %s, %s, %s", g.R(tmp), g.R(ifSet), g.R(dst), g.R(dst))
+	}
+}
+
+// expf: x = e^x (see expf in act.go); clobbers n, t, u. Register 8 holds 1.
+func (g *vg) expf(x, n, t, u int) {
+	g.ld("expLo", u)
+	g.p("\tVMAXPS %s, %s, %s", g.R(x), g.R(u), g.R(x)) // NaN stays
+	g.op("VMULPS", "log2e", x, n)
+	if g.zmm() {
+		g.p("\tVRNDSCALEPS $0, %s, %s", g.R(n), g.R(n))
+	} else {
+		g.p("\tVROUNDPS $0, %s, %s", g.R(n), g.R(n))
+	}
+	g.op("VFNMADD231PS", "ln2Hi", n, x)
+	g.op("VFNMADD231PS", "ln2Lo", n, x)
+	g.ld("expC0", t)
+	for _, c := range []string{"expC1", "expC2", "expC3", "expC4", "expC5"} {
+		g.op("VFMADD213PS", c, x, t)
+	}
+	g.p("\tVMULPS %s, %s, %s", g.R(x), g.R(x), g.R(u))
+	g.p("\tVMULPS %s, %s, %s", g.R(u), g.R(t), g.R(t))
+	g.p("\tVADDPS %s, %s, %s", g.R(x), g.R(t), g.R(t))
+	g.p("\tVADDPS %s, %s, %s", g.R(8), g.R(t), g.R(t))
+	g.p("\tVCVTPS2DQ %s, %s", g.R(n), g.R(n))
+	g.op("VPADDD", "i127", n, n)
+	g.p("\tVPSLLD $23, %s, %s", g.R(n), g.R(n))
+	g.p("\tVMULPS %s, %s, %s", g.R(n), g.R(t), g.R(x))
+}
+
+// loop emits a loop over SI with CX vectors, body between load and store.
+func (g *vg) loop(name string, body func()) {
+	g.p("%s:", name)
+	body()
+	g.p("\tADDQ $%d, SI", g.is.lanes*4)
+	g.p("\tDECQ CX")
+	g.p("\tJNE %s", name)
+}
+
+func (g *vg) genAct() {
+	s := g.is.suffix
+	g.p("// func act%s(act int, x []float32): x[i] = act(x[i]), len(x) a multiple of %d.", s, g.is.lanes)
+	g.p("TEXT ·act%s(SB), NOSPLIT, $0-32", s)
+	g.p("\tMOVQ act+0(FP), AX")
+	g.p("\tMOVQ x_base+8(FP), SI")
+	g.p("\tMOVQ x_len+16(FP), CX")
+	g.p("\tSHRQ $%d, CX", map[int]int{16: 4, 8: 3}[g.is.lanes])
+	g.p("\tJEQ act%s_done", s)
+	g.ld("one", 8)
+	g.ld("absMask", 9)
+	g.ld("slope", 11)
+	if g.zmm() {
+		g.p("\tVPXORD Z10, Z10, Z10")
+	} else {
+		g.p("\tVXORPS Y10, Y10, Y10")
+	}
+	for i, a := range []string{"relu", "leaky", "tanh", "sigmoid", "gelu"} {
+		g.p("\tCMPQ AX, $%d", i+1)
+		g.p("\tJEQ act%s_%s", s, a)
+	}
+	g.p("\tJMP act%s_done", s)
+	R := g.R
+	load := func(r int) { g.p("\tVMOVUPS (SI), %s", R(r)) }
+	store := func(r int) { g.p("\tVMOVUPS %s, (SI)", R(r)) }
+	fin := func() { g.p("\tJMP act%s_done", s) }
+
+	g.loop("act"+s+"_relu", func() {
+		load(0)
+		g.p("\tVMAXPS %s, %s, %s", R(0), R(10), R(0))
+		store(0)
+	})
+	fin()
+	g.loop("act"+s+"_leaky", func() {
+		load(0)
+		g.p("\tVMULPS %s, %s, %s", R(11), R(0), R(1))
+		g.p("\tVMAXPS %s, %s, %s", R(0), R(1), R(0))
+		store(0)
+	})
+	fin()
+	g.loop("act"+s+"_tanh", func() {
+		load(0)
+		g.p("\tVANDPS %s, %s, %s", R(9), R(0), R(1)) // a
+		g.p("\tVMULPS %s, %s, %s", R(0), R(0), R(2)) // z
+		g.ld("tanhP0", 3)
+		for _, c := range []string{"tanhP1", "tanhP2", "tanhP3", "tanhP4"} {
+			g.op("VFMADD213PS", c, 2, 3)
+		}
+		g.p("\tVMULPS %s, %s, %s", R(2), R(3), R(3))
+		g.p("\tVMULPS %s, %s, %s", R(0), R(3), R(3))
+		g.p("\tVADDPS %s, %s, %s", R(0), R(3), R(3)) // small-|x| result
+		g.op("VMULPS", "minus2", 1, 4)
+		g.expf(4, 5, 6, 7)
+		g.p("\tVSUBPS %s, %s, %s", R(4), R(8), R(5))
+		g.p("\tVADDPS %s, %s, %s", R(4), R(8), R(6))
+		g.p("\tVDIVPS %s, %s, %s", R(6), R(5), R(5))
+		g.p("\tVANDNPS %s, %s, %s", R(0), R(9), R(6))
+		g.p("\tVORPS %s, %s, %s", R(6), R(5), R(5)) // large-|x| result
+		g.ld("tanhT", 7)
+		g.sel(1, 1, 7, 3, 5, 6) // |x| < 0.625: polynomial
+		store(5)
+	})
+	fin()
+	g.loop("act"+s+"_sigmoid", func() {
+		load(0)
+		g.p("\tVANDPS %s, %s, %s", R(9), R(0), R(1))
+		g.p("\tVSUBPS %s, %s, %s", R(1), R(10), R(4))
+		g.expf(4, 5, 6, 7)
+		g.p("\tVADDPS %s, %s, %s", R(4), R(8), R(5))
+		g.p("\tVDIVPS %s, %s, %s", R(5), R(8), R(5)) // s = 1/(1+e)
+		g.p("\tVMULPS %s, %s, %s", R(4), R(5), R(6)) // e·s
+		g.sel(13, 0, 10, 5, 6, 7)                    // x ≥ 0: s
+		store(6)
+	})
+	fin()
+	g.loop("act"+s+"_gelu", func() {
+		load(0)
+		g.op("VMULPS", "sqrt12", 0, 1) // u
+		g.p("\tVANDPS %s, %s, %s", R(9), R(1), R(2))
+		g.op("VMULPS", "half", 2, 3)
+		g.p("\tVADDPS %s, %s, %s", R(8), R(3), R(3))
+		g.p("\tVDIVPS %s, %s, %s", R(3), R(8), R(3)) // t
+		g.ld("erfE9", 4)
+		for i := 8; i >= 0; i-- {
+			g.op("VFMADD213PS", fmt.Sprintf("erfE%d", i), 3, 4)
+		}
+		g.p("\tVMULPS %s, %s, %s", R(2), R(2), R(5))
+		g.p("\tVSUBPS %s, %s, %s", R(5), R(4), R(4))
+		g.expf(4, 5, 6, 7)
+		g.p("\tVMULPS %s, %s, %s", R(4), R(3), R(4)) // erfc(|u|)
+		g.ld("two", 5)
+		g.p("\tVSUBPS %s, %s, %s", R(4), R(5), R(5))
+		g.sel(13, 1, 10, 5, 4, 7) // u ≥ 0: 2 − erfc(|u|)
+		g.op("VMULPS", "half", 0, 6)
+		g.p("\tVMULPS %s, %s, %s", R(6), R(4), R(4))
+		store(4)
+	})
+	g.p("act%s_done:", s)
+	g.p("\tVZEROUPPER")
+	g.p("\tRET\n")
+}
+
+func (g *vg) genAdd() {
+	s := g.is.suffix
+	g.p("// func add%s(dst, src []float32): dst[i] += src[i], len(dst) a multiple of %d.", s, g.is.lanes)
+	g.p("TEXT ·add%s(SB), NOSPLIT, $0-48", s)
+	g.p("\tMOVQ dst_base+0(FP), DI")
+	g.p("\tMOVQ dst_len+8(FP), CX")
+	g.p("\tMOVQ src_base+24(FP), SI")
+	g.p("\tSHRQ $%d, CX", map[int]int{16: 4, 8: 3}[g.is.lanes])
+	g.p("\tJEQ add%s_done", s)
+	g.p("add%s_loop:", s)
+	g.p("\tVMOVUPS (SI), %s", g.R(0))
+	g.p("\tVADDPS (DI), %s, %s", g.R(0), g.R(0))
+	g.p("\tVMOVUPS %s, (DI)", g.R(0))
+	g.p("\tADDQ $%d, SI", g.is.lanes*4)
+	g.p("\tADDQ $%d, DI", g.is.lanes*4)
+	g.p("\tDECQ CX")
+	g.p("\tJNE add%s_loop", s)
+	g.p("add%s_done:", s)
+	g.p("\tVZEROUPPER")
+	g.p("\tRET\n")
+}
+
+// genSum: 16 partial sums (one zmm, or two ymm), reduced pairwise as sumGo.
+func (g *vg) genSum() {
+	s := g.is.suffix
+	g.p("// func sum%s(x []float32) float32: the 16-lane partial sums of x (len a multiple of 16), reduced pairwise.", s)
+	g.p("TEXT ·sum%s(SB), NOSPLIT, $0-28", s)
+	g.p("\tMOVQ x_base+0(FP), SI")
+	g.p("\tMOVQ x_len+8(FP), CX")
+	g.p("\tSHRQ $4, CX")
+	if g.zmm() {
+		g.p("\tVPXORD Z0, Z0, Z0")
+	} else {
+		g.p("\tVXORPS Y0, Y0, Y0")
+		g.p("\tVXORPS Y1, Y1, Y1")
+	}
+	g.p("\tTESTQ CX, CX")
+	g.p("\tJEQ sum%s_red", s)
+	g.p("sum%s_loop:", s)
+	if g.zmm() {
+		g.p("\tVADDPS (SI), Z0, Z0")
+	} else {
+		g.p("\tVADDPS (SI), Y0, Y0")
+		g.p("\tVADDPS 32(SI), Y1, Y1")
+	}
+	g.p("\tADDQ $64, SI")
+	g.p("\tDECQ CX")
+	g.p("\tJNE sum%s_loop", s)
+	g.p("sum%s_red:", s)
+	if g.zmm() {
+		g.p("\tVEXTRACTF64X4 $1, Z0, Y1")
+	}
+	g.p("\tVADDPS Y1, Y0, Y0")
+	g.p("\tVEXTRACTF128 $1, Y0, X1")
+	g.p("\tVADDPS X1, X0, X0")
+	g.p("\tVMOVHLPS X0, X0, X1")
+	g.p("\tVADDPS X1, X0, X0")
+	g.p("\tVMOVSHDUP X0, X1")
+	g.p("\tVADDSS X1, X0, X0")
+	g.p("\tVZEROUPPER")
+	g.p("\tMOVSS X0, ret+24(FP)")
+	g.p("\tRET\n")
+}
+
+// genPool: the 2×2 stride-2 pool over whole planes (pool2x2Go per row).
+// AVX-512 finishes each row with masked vectors; AVX2 leaves the last
+// ow mod 8 outputs of each row to Go (it returns how many it did per row).
+func (g *vg) genPool() {
+	s := g.is.suffix
+	L := g.is.lanes
+	R := g.R
+	g.p("// func pool2x2_%s(isMax int, out, in []float32, planes, oh, ow, w int)", s)
+	g.p("TEXT ·pool2x2_%s(SB), NOSPLIT, $0-88", s)
+	g.p("\tMOVQ out_base+8(FP), DI")
+	g.p("\tMOVQ in_base+32(FP), SI")
+	g.p("\tMOVQ planes+56(FP), R8")
+	g.p("\tMOVQ oh+64(FP), R9")
+	g.p("\tMOVQ ow+72(FP), R10")
+	g.p("\tMOVQ w+80(FP), R11")
+	g.p("\tSHLQ $2, R11") // row stride, bytes
+	g.p("\tMOVQ R9, AX")
+	g.p("\tIMULQ R8, AX")
+	g.p("\tMOVQ AX, R8") // rows in all
+	// Rows follow each other: the caller makes sure that h = 2·oh, or
+	// passes one plane at a time.
+	g.p("\tMOVQ R10, R13")
+	g.p("\tSHRQ $%d, R13", map[int]int{16: 4, 8: 3}[L]) // full vectors per row
+	if g.zmm() {
+		// Tail masks: K2 for the rem outputs, K3/K4 for the 2·rem inputs.
+		g.p("\tMOVQ R10, CX")
+		g.p("\tANDQ $15, CX")
+		g.p("\tMOVQ $1, AX")
+		g.p("\tSHLQ CX, AX")
+		g.p("\tDECQ AX")
+		g.p("\tKMOVW AX, K2")
+		g.p("\tSHLQ $1, CX")
+		g.p("\tMOVQ $1, AX")
+		g.p("\tSHLQ CX, AX")
+		g.p("\tDECQ AX")
+		g.p("\tKMOVW AX, K3")
+		g.p("\tSHRQ $16, AX")
+		g.p("\tKMOVW AX, K4")
+		g.p("\tVMOVDQU32 ·evenIdx(SB), Z14")
+		g.p("\tVMOVDQU32 ·oddIdx(SB), Z15")
+	}
+	g.ld("quarter", 13)
+	g.p("\tMOVQ isMax+0(FP), R12")
+	g.p("pool%s_row:", s)
+	g.p("\tMOVQ SI, AX")          // row 0
+	g.p("\tLEAQ (SI)(R11*1), BX") // row 1
+	g.p("\tMOVQ DI, DX")
+	g.p("\tMOVQ R13, CX")
+	g.p("\tTESTQ CX, CX")
+	g.p("\tJEQ pool%s_tail", s)
+	g.p("pool%s_vec:", s)
+	g.p("\tVMOVUPS (AX), %s", R(0))
+	g.p("\tVMOVUPS %d(AX), %s", 4*L, R(1))
+	g.p("\tVMOVUPS (BX), %s", R(2))
+	g.p("\tVMOVUPS %d(BX), %s", 4*L, R(3))
+	g.poolBody(s, "v")
+	g.p("\tVMOVUPS %s, (DX)", R(4))
+	g.p("\tADDQ $%d, AX", 8*L)
+	g.p("\tADDQ $%d, BX", 8*L)
+	g.p("\tADDQ $%d, DX", 4*L)
+	g.p("\tDECQ CX")
+	g.p("\tJNE pool%s_vec", s)
+	g.p("pool%s_tail:", s)
+	if g.zmm() {
+		g.p("\tKORTESTW K2, K2")
+		g.p("\tJEQ pool%s_next", s)
+		g.p("\tVMOVUPS.Z (AX), K3, Z0")
+		g.p("\tVMOVUPS.Z 64(AX), K4, Z1")
+		g.p("\tVMOVUPS.Z (BX), K3, Z2")
+		g.p("\tVMOVUPS.Z 64(BX), K4, Z3")
+		g.poolBody(s, "t")
+		g.p("\tVMOVUPS Z4, K2, (DX)")
+	}
+	g.p("pool%s_next:", s)
+	g.p("\tLEAQ (SI)(R11*2), SI")
+	g.p("\tLEAQ (DI)(R10*4), DI")
+	g.p("\tDECQ R8")
+	g.p("\tJNE pool%s_row", s)
+	g.p("\tVZEROUPPER")
+	g.p("\tRET\n")
+}
+
+// poolBody reduces rows R0:R1 (row 0) and R2:R3 (row 1) into R4.
+func (g *vg) poolBody(s, tag string) {
+	R := g.R
+	g.p("\tTESTQ R12, R12")
+	g.p("\tJEQ pool%s_%savg", s, tag)
+	// max(a, b) keeping b's NaN then a's: VMAXPS(src1=b, src2=a) gives a
+	// on NaN; then b where b is NaN.
+	mx := func(a, b, dst, tmp int) {
+		g.p("\tVMAXPS %s, %s, %s", R(a), R(b), R(dst))
+		if g.zmm() {
+			g.p("\tVCMPPS $3, %s, %s, K1", R(b), R(b))
+			g.p("\tVMOVAPS %s, K1, %s", R(b), R(dst))
+		} else {
+			g.p("\tVCMPPS $3, %s, %s, %s", R(b), R(b), R(tmp))
+			g.p("\tVBLENDVPS %s, %s, %s, %s", R(tmp), R(b), R(dst), R(dst))
+		}
+	}
+	g.verticalThenPairs(mx)
+	g.p("\tJMP pool%s_%sdone", s, tag)
+	g.p("pool%s_%savg:", s, tag)
+	add := func(a, b, dst, tmp int) { g.p("\tVADDPS %s, %s, %s", R(b), R(a), R(dst)) }
+	g.verticalThenPairs(add)
+	g.p("\tVMULPS %s, %s, %s", R(13), R(4), R(4))
+	g.p("pool%s_%sdone:", s, tag)
+}
+
+// verticalThenPairs: v0 = red(R0, R2), v1 = red(R1, R3), then R4 =
+// red(even lanes of v0:v1, odd lanes).
+func (g *vg) verticalThenPairs(red func(a, b, dst, tmp int)) {
+	R := g.R
+	red(0, 2, 5, 12)
+	red(1, 3, 6, 12)
+	if g.zmm() {
+		g.p("\tVMOVAPS Z14, Z7")
+		g.p("\tVPERMI2PS Z6, Z5, Z7") // Z7 = even lanes of Z5:Z6
+		g.p("\tVMOVAPS Z15, Z8")
+		g.p("\tVPERMI2PS Z6, Z5, Z8")
+	} else {
+		g.p("\tVSHUFPS $0x88, %s, %s, %s", R(6), R(5), R(7))
+		g.p("\tVPERMPD $0xd8, %s, %s", R(7), R(7))
+		g.p("\tVSHUFPS $0xdd, %s, %s, %s", R(6), R(5), R(8))
+		g.p("\tVPERMPD $0xd8, %s, %s", R(8), R(8))
+	}
+	red(7, 8, 4, 12)
+}
+
+func (g *vg) genBF16() {
+	s := g.is.suffix
+	L := g.is.lanes
+	R := g.R
+	g.p("// func toBF16_%s(dst []uint16, src []float32): len(src) a multiple of %d.", s, L)
+	g.p("TEXT ·toBF16_%s(SB), NOSPLIT, $0-48", s)
+	g.p("\tMOVQ dst_base+0(FP), DI")
+	g.p("\tMOVQ src_base+24(FP), SI")
+	g.p("\tMOVQ src_len+32(FP), CX")
+	g.p("\tSHRQ $%d, CX", map[int]int{16: 4, 8: 3}[L])
+	g.p("\tJEQ tobf%s_done", s)
+	g.ld("bfOne", 8)
+	g.ld("bfBias", 9)
+	g.ld("absMask", 10)
+	g.ld("bfInf", 11)
+	g.ld("bfQuiet", 12)
+	g.p("tobf%s_loop:", s)
+	g.p("\tVMOVUPS (SI), %s", R(0))
+	g.p("\tVPSRLD $16, %s, %s", R(0), R(1))
+	g.p("\tVPAND%s %s, %s, %s", map[bool]string{true: "D", false: ""}[g.zmm()], R(8), R(1), R(2))
+	g.p("\tVPADDD %s, %s, %s", R(9), R(2), R(2))
+	g.p("\tVPADDD %s, %s, %s", R(0), R(2), R(2))
+	g.p("\tVPSRLD $16, %s, %s", R(2), R(2))                                                       // rounded
+	g.p("\tVPOR%s %s, %s, %s", map[bool]string{true: "D", false: ""}[g.zmm()], R(12), R(1), R(1)) // quiet NaN
+	g.p("\tVPAND%s %s, %s, %s", map[bool]string{true: "D", false: ""}[g.zmm()], R(10), R(0), R(3))
+	if g.zmm() {
+		g.p("\tVPCMPUD $6, Z11, Z3, K1") // |x| > inf: NaN
+		g.p("\tVMOVDQA32 Z1, K1, Z2")
+		g.p("\tVPMOVDW Z2, (DI)")
+	} else {
+		g.p("\tVPCMPGTD Y11, Y3, Y3")
+		g.p("\tVPBLENDVB Y3, Y1, Y2, Y2")
+		g.p("\tVEXTRACTI128 $1, Y2, X3")
+		g.p("\tVPACKUSDW X3, X2, X2")
+		g.p("\tVMOVDQU X2, (DI)")
+	}
+	g.p("\tADDQ $%d, SI", 4*L)
+	g.p("\tADDQ $%d, DI", 2*L)
+	g.p("\tDECQ CX")
+	g.p("\tJNE tobf%s_loop", s)
+	g.p("tobf%s_done:", s)
+	g.p("\tVZEROUPPER")
+	g.p("\tRET\n")
+
+	g.p("// func fromBF16_%s(dst []float32, src []uint16): len(src) a multiple of %d.", s, L)
+	g.p("TEXT ·fromBF16_%s(SB), NOSPLIT, $0-48", s)
+	g.p("\tMOVQ dst_base+0(FP), DI")
+	g.p("\tMOVQ src_base+24(FP), SI")
+	g.p("\tMOVQ src_len+32(FP), CX")
+	g.p("\tSHRQ $%d, CX", map[int]int{16: 4, 8: 3}[L])
+	g.p("\tJEQ frombf%s_done", s)
+	g.p("frombf%s_loop:", s)
+	g.p("\tVPMOVZXWD (SI), %s", R(0))
+	g.p("\tVPSLLD $16, %s, %s", R(0), R(0))
+	g.p("\tVMOVUPS %s, (DI)", R(0))
+	g.p("\tADDQ $%d, SI", 2*L)
+	g.p("\tADDQ $%d, DI", 4*L)
+	g.p("\tDECQ CX")
+	g.p("\tJNE frombf%s_loop", s)
+	g.p("frombf%s_done:", s)
+	g.p("\tVZEROUPPER")
+	g.p("\tRET\n")
+}
+
+func genVec() {
+	var out strings.Builder
+	out.WriteString("// Code generated by gen_asm.go; DO NOT EDIT.\n\n//go:build !noasm\n\n#include \"textflag.h\"\n\n")
+	for _, c := range consts {
+		for i := 0; i < 8; i++ {
+			fmt.Fprintf(&out, "DATA ·%s+%d(SB)/4, $%#x\n", c.name, 4*i, c.bits)
+		}
+		fmt.Fprintf(&out, "GLOBL ·%s(SB), RODATA|NOPTR, $32\n", c.name)
+	}
+	for i := 0; i < 16; i++ {
+		fmt.Fprintf(&out, "DATA ·evenIdx+%d(SB)/4, $%d\n", 4*i, 2*i)
+		fmt.Fprintf(&out, "DATA ·oddIdx+%d(SB)/4, $%d\n", 4*i, 2*i+1)
+	}
+	out.WriteString("GLOBL ·evenIdx(SB), RODATA|NOPTR, $64\nGLOBL ·oddIdx(SB), RODATA|NOPTR, $64\n\n")
+	for _, is := range vecISAs {
+		g := &vg{is: is}
+		g.genAct()
+		g.genAdd()
+		g.genSum()
+		g.genPool()
+		g.genBF16()
+		out.WriteString(g.sb.String())
+	}
+	if err := os.WriteFile("vec_amd64.s", []byte(out.String()), 0o644); err != nil {
+		panic(err)
+	}
+}
