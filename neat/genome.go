@@ -94,7 +94,8 @@ func (t *Tensor) Len() int {
 }
 
 // Params holds a node's weight and bias as they were found in the weights
-// file; either may be nil when the file had no such tensor.
+// file, shapes and dtypes unchecked; either may be nil when the file had no
+// such tensor. Compile checks them for the nodes that are reachable.
 type Params struct {
 	Weight *Tensor
 	Bias   *Tensor
@@ -102,10 +103,12 @@ type Params struct {
 
 // Genome is one CNN of a population.
 //
-// Invalid is set by the loader for problems it found in this genome alone
-// (a field of the wrong JSON type, a tensor of an unsupported dtype): such a
-// genome is reported with that error and not evaluated, and the rest of the
-// population is. Compile returns it before anything else.
+// Invalid is set by the loader for a structural problem it found in this
+// genome alone (output or nodes missing or of the wrong JSON type, a node
+// without a usable id or inputs): such a genome is reported with that error
+// and not evaluated, and the rest of the population is. Compile returns it
+// before anything else. Problems with an op's fields are kept in the node
+// (Node.Problem), since they count only on reachable nodes.
 type Genome struct {
 	ID      int64
 	Output  int

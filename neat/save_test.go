@@ -127,7 +127,9 @@ func TestSaveRefuses(t *testing.T) {
 		{"no genomes", pop(func(p *neat.Population) { p.Genomes = nil }), "w", "no genomes"},
 		{"duplicate ids", pop(func(p *neat.Population) { p.Genomes = append(p.Genomes, baseGenome()) }), "w", "genome #1: duplicate genome id 7"},
 		{"negative id", pop(func(p *neat.Population) { p.Genomes[0].ID = -1 }), "w", "genome #0: id -1 is negative"},
-		{"invalid genome", pop(func(p *neat.Population) { p.Genomes[0].Invalid = &neat.GenomeError{Genome: 7, Msg: "output is missing"} }), "w",
+		{"invalid genome", pop(func(p *neat.Population) {
+			p.Genomes[0].Invalid = &neat.GenomeError{Genome: 7, Msg: "output is missing"}
+		}), "w",
 			"cannot save an invalid genome: genome 7: output is missing"},
 		{"node problem", pop(func(p *neat.Population) { node(p.Genomes[0], 2).Problem = "maxpool2d kernel is missing" }), "w",
 			"cannot save an invalid genome: genome 7, node 2: maxpool2d kernel is missing"},
@@ -149,7 +151,9 @@ func TestSaveRefuses(t *testing.T) {
 
 	// A tensor without float values stops Save before the JSON is written.
 	dir := t.TempDir()
-	p := pop(func(p *neat.Population) { p.Genomes[0].Params[1].Weight = &neat.Tensor{Shape: []int{4, 1, 3, 3}, DType: "I32"} })
+	p := pop(func(p *neat.Population) {
+		p.Genomes[0].Params[1].Weight = &neat.Tensor{Shape: []int{4, 1, 3, 3}, DType: "I32"}
+	})
 	err := neat.Save(p, filepath.Join(dir, "p.json"), "p.safetensors")
 	if want := `p.safetensors: tensor "g7.n1.weight" has dtype I32 and no float values`; err == nil || !strings.HasSuffix(err.Error(), want) {
 		t.Errorf("Save error %v, want it to end with %q", err, want)
