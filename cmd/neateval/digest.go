@@ -17,7 +17,7 @@ import (
 )
 
 // populationFileDigest is the identity of a population on disk, for the
-// results header: "sha256:" and the SHA-256 of a version tag, the length
+// results' run id (ResultsHeader.Population): "sha256:" and the SHA-256 of a version tag, the length
 // and bytes of the population JSON, and the bytes of the weights file it
 // names. Any change to either file changes it.
 func populationFileDigest(jsonPath string) (string, error) {

@@ -12,7 +12,8 @@
 // The config (config.go, config_validate.go) is strict TOML: unknown keys
 // and out-of-range values are refused by name. Logs (logging.go) are
 // zerolog lines with a stable "event" field whose schema is events.go. The
-// results file (results.go) is appended and synced per chunk and rewritten
+// results file (results.go) holds one genome's result per line, each
+// carrying the run's id; it is appended and synced per chunk and rewritten
 // in population order at the end, so --resume can continue a killed run.
 // Exit codes are mapped in one place, errors.go.
 package main

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,13 +14,19 @@ import (
 	"sync"
 )
 
-// resultsVersion is the value of "neateval_results" in the header line.
-const resultsVersion = 1
+// resultsVersion is the results file's format. Format 1 began with a
+// header line; format 2 has none and writes the run id (runID) on every
+// line instead. The version is hashed into that id, so a file of another
+// format is never resumed as one of this format.
+const resultsVersion = 2
 
-// ResultsHeader is the first line of a results file. It says which run the
-// results belong to, so that --resume refuses a file written for another
-// population, dataset or fitness.
+// ResultsHeader says which run a results file belongs to, so that --resume
+// refuses a file written for another population, dataset or fitness. It is
+// not written out as a line: every line of the file is one genome's result,
+// and each carries the header's hash as "run" (see runID).
 type ResultsHeader struct {
+	// Version is the results format; CreateResults and ResumeResults set
+	// it to resultsVersion.
 	Version int `json:"neateval_results"`
 	// Population is "sha256:<hex>" of the population's files (see
 	// populationFileDigest) or of a generated population's content.
@@ -29,7 +37,8 @@ type ResultsHeader struct {
 	Fitness string `json:"fitness"`
 }
 
-// Result is one genome's line in the results file.
+// Result is one genome's line in the results file. The line also carries
+// "run", the id of the run that wrote it (runID), first.
 //
 // A genome that could not be scored has Error set and nil Fitness,
 // Accuracy and Loss; Images is the number of images it saw (0 for an
@@ -45,6 +54,18 @@ type Result struct {
 	Params   int64    `json:"params"`  // parameters of the reachable nodes
 	FLOPs    int64    `json:"flops"`   // per image: 2 × multiply-adds
 	Seconds  float64  `json:"seconds"` // wall time of this genome's forwards
+}
+
+// runID is the "run" field of every line of h's results file:
+// "sha256:" and, in hex, the first 16 bytes (32 hex digits) of the SHA-256
+// of h with Version set to resultsVersion, as json.Marshal writes it (keys
+// in field order, no spaces). 128 bits tell runs apart; the fields cannot
+// be read back from the id, only compared through it.
+func runID(h ResultsHeader) string {
+	h.Version = resultsVersion
+	b, _ := json.Marshal(h) // strings and ints only: cannot fail
+	sum := sha256.Sum256(b)
+	return runIDPrefix + hex.EncodeToString(sum[:runIDBytes])
 }
 
 // check says what is wrong with r, for a population of n genomes.
@@ -72,11 +93,12 @@ func (r *Result) check(n int) error {
 	return nil
 }
 
-// ResultsWriter writes a results file (JSON Lines) so that a crash or a
-// kill loses at most the chunk in flight:
+// ResultsWriter writes a results file (JSON Lines: every line one genome's
+// result, with its "index" in the population and the "run" it belongs to)
+// so that a crash or a kill loses at most the chunk in flight:
 //
-//   - the header line first, then result lines appended as chunks finish,
-//     in any order (each names its "index"), written and fsync'd per Append;
+//   - result lines are appended as chunks finish, in any order, written and
+//     fsync'd per Append;
 //   - at the end, Finalize rewrites the file atomically (a temporary file,
 //     fsync, rename) in population order.
 //
@@ -86,27 +108,28 @@ type ResultsWriter struct {
 	mu      sync.Mutex
 	path    string
 	header  ResultsHeader
+	run     string // runID(header)
 	f       *os.File
 	written []bool // by index
 	buf     bytes.Buffer
 }
 
-// CreateResults starts a results file at path for the run described by h,
-// replacing any file there.
+// CreateResults starts an empty results file at path for the run described
+// by h, replacing any file there.
 func CreateResults(path string, h ResultsHeader) (*ResultsWriter, error) {
 	h.Version = resultsVersion
-	if h.Genomes < 0 {
+	if h.Genomes < 0 || h.Genomes > maxResultsGenomes {
 		return nil, fmt.Errorf("results %s: header: %d genomes", path, h.Genomes)
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("results: %w", err)
 	}
-	w := &ResultsWriter{path: path, header: h, f: f, written: make([]bool, h.Genomes)}
-	if err := w.writeSync(encodeHeader(h)); err != nil {
+	if err := f.Sync(); err != nil {
 		f.Close()
-		return nil, err
+		return nil, fmt.Errorf("results %s: %w", path, err)
 	}
+	w := &ResultsWriter{path: path, header: h, run: runID(h), f: f, written: make([]bool, h.Genomes)}
 	if err := syncDir(filepath.Dir(path)); err != nil {
 		f.Close()
 		return nil, err
@@ -115,13 +138,21 @@ func CreateResults(path string, h ResultsHeader) (*ResultsWriter, error) {
 }
 
 // ResumeResults reopens the results file of an interrupted run for h and
-// returns the results it already holds, by index. A file that does not
-// exist, is empty, or whose header line was torn by a crash is started
-// afresh (with no results done). A torn last result line is cut off. A file
-// written for another population, dataset, genome count or fitness is
-// refused, as is one that is not a results file.
+// returns the results it already holds, by index.
+//
+// A file that does not exist, or holds no result and no run id (empty,
+// blank, or a first line torn by a crash before its id was whole), is
+// started afresh, with no results done. A torn last line is cut off; a
+// whole last line whose newline is missing is kept and the newline
+// written. A file whose lines carry another run id (written for another
+// population, dataset, genome count or fitness), or no run id, or that is
+// not a results file (one of an older format included), is refused and
+// left as it is.
 func ResumeResults(path string, h ResultsHeader) (*ResultsWriter, map[int]Result, error) {
 	h.Version = resultsVersion
+	if h.Genomes < 0 || h.Genomes > maxResultsGenomes {
+		return nil, nil, fmt.Errorf("results %s: header: %d genomes", path, h.Genomes)
+	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		w, err := CreateResults(path, h)
@@ -130,62 +161,59 @@ func ResumeResults(path string, h ResultsHeader) (*ResultsWriter, map[int]Result
 	if err != nil {
 		return nil, nil, fmt.Errorf("results: %w", err)
 	}
-	got, results, valid, err := parseResults(data, path)
+	const advice = "choose another output.results (--results) or run without --resume to start over"
+	run, results, valid, err := parseResults(data, path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("%w; refusing to resume it (the file is left as it is): %s", err, advice)
 	}
-	if valid == 0 { // nothing whole, not even the header
-		if !tornHeader(data) {
-			return nil, nil, fmt.Errorf("results %s: not a neateval results file (it does not start with {\"neateval_results\":); refusing to overwrite it", path)
-		}
+	if run == "" {
 		w, err := CreateResults(path, h)
 		return w, map[int]Result{}, err
 	}
-	if err := matchHeader(path, got, h); err != nil {
-		return nil, nil, err
+	want := runID(h)
+	if run != want {
+		return nil, nil, fmt.Errorf("results %s was written for another population, data set or fitness "+
+			"(run %s, this run %s); refusing to resume it (the file is left as it is): %s", path, run, want, advice)
+	}
+	for i := range results {
+		if err := results[i].check(h.Genomes); err != nil {
+			return nil, nil, fmt.Errorf("results %s: %w, though the file's run id is this run's: it is damaged; %s", path, err, advice)
+		}
 	}
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("results: %w", err)
 	}
-	if valid < int64(len(data)) {
-		if err := f.Truncate(valid); err != nil {
-			f.Close()
-			return nil, nil, fmt.Errorf("results %s: cutting the torn last line: %w", path, err)
-		}
-	}
-	if _, err := f.Seek(valid, 0); err != nil {
+	w := &ResultsWriter{path: path, header: h, run: want, f: f, written: make([]bool, h.Genomes)}
+	if err := w.reopenAt(valid, valid > 0 && data[valid-1] != '\n'); err != nil {
 		f.Close()
-		return nil, nil, fmt.Errorf("results %s: %w", path, err)
+		return nil, nil, err
 	}
-	w := &ResultsWriter{path: path, header: h, f: f, written: make([]bool, h.Genomes)}
 	done := make(map[int]Result, len(results))
 	for _, r := range results {
 		done[r.Index] = r
 		w.written[r.Index] = true
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return nil, nil, fmt.Errorf("results %s: %w", path, err)
-	}
 	return w, done, nil
 }
 
-// matchHeader refuses to resume a file written for another run.
-func matchHeader(path string, got, want ResultsHeader) error {
-	diff := func(what, g, w string) error {
-		return fmt.Errorf("results %s was written for another run: %s %s, this run has %s; "+
-			"choose another output.results (--results) or run without --resume to start over", path, what, g, w)
+// reopenAt cuts the file to its first valid bytes (a torn last line goes),
+// ends the last line with a newline where it lacks one, and syncs: Append
+// then writes after it.
+func (w *ResultsWriter) reopenAt(valid int64, addNewline bool) error {
+	if err := w.f.Truncate(valid); err != nil {
+		return fmt.Errorf("results %s: cutting the torn last line: %w", w.path, err)
 	}
-	switch {
-	case got.Population != want.Population:
-		return diff("population", got.Population, want.Population)
-	case got.Genomes != want.Genomes:
-		return diff("genome count", fmt.Sprint(got.Genomes), fmt.Sprint(want.Genomes))
-	case got.Dataset != want.Dataset:
-		return diff("dataset", fmt.Sprintf("%q", got.Dataset), fmt.Sprintf("%q", want.Dataset))
-	case got.Fitness != want.Fitness:
-		return diff("fitness", fmt.Sprintf("%q", got.Fitness), fmt.Sprintf("%q", want.Fitness))
+	if _, err := w.f.Seek(valid, 0); err != nil {
+		return fmt.Errorf("results %s: %w", w.path, err)
+	}
+	if addNewline {
+		if _, err := w.f.Write([]byte{'\n'}); err != nil {
+			return fmt.Errorf("results %s: ending the last line: %w", w.path, err)
+		}
+	}
+	if err := w.f.Sync(); err != nil {
+		return fmt.Errorf("results %s: %w", w.path, err)
 	}
 	return nil
 }
@@ -193,7 +221,8 @@ func matchHeader(path string, got, want ResultsHeader) error {
 // Path is the results file's path.
 func (w *ResultsWriter) Path() string { return w.path }
 
-// Header is the header the file was written with.
+// Header is the header of the run the file is written for (its hash is
+// each line's "run").
 func (w *ResultsWriter) Header() ResultsHeader { return w.header }
 
 // Append writes results (of one chunk, say) and syncs them to disk before
@@ -216,7 +245,7 @@ func (w *ResultsWriter) Append(results []Result) error {
 			return fmt.Errorf("results %s: genome %d (index %d) written twice", w.path, r.GenomeID, r.Index)
 		}
 		seen[r.Index] = true
-		if err := encodeLine(&w.buf, r); err != nil {
+		if err := encodeLine(&w.buf, w.run, r); err != nil {
 			return fmt.Errorf("results %s: genome %d: %w", w.path, r.GenomeID, err)
 		}
 	}
@@ -231,6 +260,7 @@ func (w *ResultsWriter) Append(results []Result) error {
 
 // Finalize rewrites the file with all results in population order
 // (all[i].Index must be i, one per genome) atomically, and closes w.
+// Every line keeps its "run" and "index".
 func (w *ResultsWriter) Finalize(all []Result) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -241,7 +271,6 @@ func (w *ResultsWriter) Finalize(all []Result) error {
 		return fmt.Errorf("results %s: %d results for %d genomes", w.path, len(all), w.header.Genomes)
 	}
 	var buf bytes.Buffer
-	buf.Write(encodeHeader(w.header))
 	for i := range all {
 		r := &all[i]
 		if r.Index != i {
@@ -250,7 +279,7 @@ func (w *ResultsWriter) Finalize(all []Result) error {
 		if err := r.check(w.header.Genomes); err != nil {
 			return fmt.Errorf("results %s: %w", w.path, err)
 		}
-		if err := encodeLine(&buf, r); err != nil {
+		if err := encodeLine(&buf, w.run, r); err != nil {
 			return fmt.Errorf("results %s: genome %d: %w", w.path, r.GenomeID, err)
 		}
 	}
@@ -288,17 +317,19 @@ func (w *ResultsWriter) writeSync(b []byte) error {
 	return nil
 }
 
-func encodeHeader(h ResultsHeader) []byte {
-	b, _ := json.Marshal(h) // strings and ints only: cannot fail
-	return append(b, '\n')
+// lineOut is a result line as written: the run id first, so that even a
+// line torn by a crash says which run it belongs to, then r's fields.
+type lineOut struct {
+	Run string `json:"run"`
+	*Result
 }
 
-// encodeLine writes r as one JSON line, without HTML escaping so error
-// messages stay readable.
-func encodeLine(buf *bytes.Buffer, r *Result) error {
+// encodeLine writes r as one JSON line of run, without HTML escaping so
+// error messages stay readable.
+func encodeLine(buf *bytes.Buffer, run string, r *Result) error {
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
-	return enc.Encode(r)
+	return enc.Encode(lineOut{Run: run, Result: r})
 }
 
 // writeFileAtomic replaces path by data: a temporary file in the same

@@ -7,33 +7,50 @@ import (
 	"io"
 )
 
-// headerPrefix is how every header line starts (encodeHeader).
-const headerPrefix = `{"neateval_results":`
+// The run id's form (runID): runIDPrefix, then 2·runIDBytes hex digits.
+const (
+	runIDPrefix = "sha256:"
+	runIDBytes  = 16
+	runIDLen    = len(runIDPrefix) + 2*runIDBytes
+)
 
-// tornHeader reports whether data, which holds no whole line, can be what a
-// crash left of a header line: empty, or a prefix of one.
-func tornHeader(data []byte) bool {
-	n := min(len(data), len(headerPrefix))
-	return bytes.Equal(data[:n], []byte(headerPrefix)[:n])
-}
+// maxResultsGenomes bounds a population's genome count, and so a result's
+// index.
+const maxResultsGenomes = 1<<31 - 1
 
-// ReadResults reads a whole results file: the header and the result lines
-// in file order. A torn last line (no newline: what a crash leaves) is
-// ignored. name is used in messages.
+// lineStart is how every line of a results file starts: encodeLine writes
+// "run" first and "genome_id" next.
+const lineStart = `{"run":"`
+
+// oldHeaderStart is how the header line of results format 1 started.
+const oldHeaderStart = `{"neateval_results":`
+
+// ReadResults reads a whole results file: its results in file order
+// (population order once the run has finished). Every line is a result and
+// every one is read; blank lines hold nothing. A last line whose newline is
+// missing is read when it is whole and ignored when a crash tore it (it is
+// then a strict prefix of a result line). The lines must all carry the same
+// "run". name is used in messages.
+//
+// The file carries its run only as a hash (runID), from which the
+// population, dataset, genome count and fitness cannot be read back: the
+// header returned has only Version set. ResumeResults is what checks that a
+// file belongs to a run.
 func ReadResults(r io.Reader, name string) (ResultsHeader, []Result, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return ResultsHeader{}, nil, fmt.Errorf("results %s: %w", name, err)
 	}
-	h, rs, valid, err := parseResults(data, name)
-	if err == nil && valid == 0 {
-		err = fmt.Errorf("results %s: no header line", name)
+	_, rs, _, err := parseResults(data, name)
+	if err != nil {
+		return ResultsHeader{}, nil, err
 	}
-	return h, rs, err
+	return ResultsHeader{Version: resultsVersion}, rs, nil
 }
 
 // resultLine is a result line as read: pointers tell absent from zero.
 type resultLine struct {
+	Run      *string  `json:"run"`
 	GenomeID *int64   `json:"genome_id"`
 	Index    *int     `json:"index"`
 	Fitness  *float64 `json:"fitness"`
@@ -46,81 +63,116 @@ type resultLine struct {
 	Seconds  float64  `json:"seconds"`
 }
 
-// parseResults reads the whole lines of data: a header line, then result
-// lines, each checked (index in range and not repeated, metrics consistent
-// with error). Bytes after the last newline are a torn line and are not
-// read; valid is the length of data up to and including that newline (0 when
-// there is no whole line: an empty file, or a header torn by a crash).
-// Blank lines are skipped.
-func parseResults(data []byte, name string) (h ResultsHeader, results []Result, valid int64, err error) {
-	end := bytes.LastIndexByte(data, '\n') + 1
-	valid = int64(end)
-	lineNo, haveHeader := 0, false
+// parseResults reads data as a results file. Each line ended by a newline
+// is one result (blank lines are skipped), checked: a well-formed "run",
+// the same on every line; metrics consistent with "error"; an index not
+// repeated (its upper bound, the genome count, is not in the file: the
+// caller checks it). What follows the last newline is either a whole
+// result line whose newline is missing, read like the others, or a line
+// torn by a crash (a strict prefix of a line of the same run), not read.
+//
+// run is the lines' run id; "" when there is none: no result, and no torn
+// line holding a whole id. valid is the length of what was read: data
+// without its torn last line.
+func parseResults(data []byte, name string) (run string, results []Result, valid int64, err error) {
 	seen := map[int]bool{}
-	for rest := data[:end]; len(rest) > 0; {
-		i := bytes.IndexByte(rest, '\n')
-		line := rest[:i]
-		rest = rest[i+1:]
-		lineNo++
+	for start, lineNo := 0, 1; start < len(data); lineNo++ {
+		line, next := data[start:], len(data)
+		if i := bytes.IndexByte(line, '\n'); i >= 0 {
+			line, next = line[:i], start+i+1
+		} else if id, torn := tornLine(line, run); torn {
+			if run == "" {
+				run = id
+			}
+			return run, results, int64(start), nil
+		}
+		start = next
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		if !haveHeader {
-			h, err = parseHeader(line)
-			if err != nil {
-				return h, nil, valid, fmt.Errorf("results %s: line %d: %w", name, lineNo, err)
-			}
-			haveHeader = true
-			continue
-		}
-		r, err := parseResultLine(line, h.Genomes)
+		r, lineRun, err := parseResultLine(line)
 		if err != nil {
-			return h, nil, valid, fmt.Errorf("results %s: line %d: %w", name, lineNo, err)
+			return run, nil, int64(start), fmt.Errorf("results %s: line %d: %w", name, lineNo, err)
+		}
+		if run == "" {
+			run = lineRun
+		} else if lineRun != run {
+			return run, nil, int64(start), fmt.Errorf("results %s: line %d: run %s, but the lines before it have run %s: the file mixes two runs", name, lineNo, lineRun, run)
 		}
 		if seen[r.Index] {
-			return h, nil, valid, fmt.Errorf("results %s: line %d: genome %d: index %d appears twice", name, lineNo, r.GenomeID, r.Index)
+			return run, nil, int64(start), fmt.Errorf("results %s: line %d: genome %d: index %d appears twice", name, lineNo, r.GenomeID, r.Index)
 		}
 		seen[r.Index] = true
 		results = append(results, r)
 	}
-	if !haveHeader {
-		valid = 0
-	}
-	return h, results, valid, nil
+	return run, results, int64(len(data)), nil
 }
 
-// maxResultsGenomes bounds the header's genome count.
-const maxResultsGenomes = 1<<31 - 1
-
-func parseHeader(line []byte) (ResultsHeader, error) {
-	var raw struct {
-		Version    *int    `json:"neateval_results"`
-		Population *string `json:"population"`
-		Genomes    *int    `json:"genomes"`
-		Dataset    *string `json:"dataset"`
-		Fitness    *string `json:"fitness"`
+// tornLine reports whether tail, a last line without its newline, is what
+// a crash left of a result line of run (of any run when run is ""): a
+// strict prefix of one, so not valid JSON. id is the run id tail holds, ""
+// when it was torn before its id ended.
+func tornLine(tail []byte, run string) (id string, torn bool) {
+	if json.Valid(tail) {
+		return "", false
 	}
-	if err := json.Unmarshal(line, &raw); err != nil || raw.Version == nil {
-		return ResultsHeader{}, fmt.Errorf("not a neateval results header (want a JSON object with \"neateval_results\")")
+	if run != "" {
+		want := lineStart + run + `","genome_id":`
+		n := min(len(tail), len(want))
+		return run, bytes.Equal(tail[:n], []byte(want[:n]))
 	}
-	switch {
-	case *raw.Version != resultsVersion:
-		return ResultsHeader{}, fmt.Errorf("results format %d; this neateval reads format %d", *raw.Version, resultsVersion)
-	case raw.Population == nil || raw.Genomes == nil || raw.Dataset == nil || raw.Fitness == nil:
-		return ResultsHeader{}, fmt.Errorf("header lacks one of \"population\", \"genomes\", \"dataset\", \"fitness\"")
-	case *raw.Genomes < 0 || *raw.Genomes > maxResultsGenomes:
-		return ResultsHeader{}, fmt.Errorf("header: genomes = %d out of range", *raw.Genomes)
+	n := min(len(tail), len(lineStart))
+	if !bytes.Equal(tail[:n], []byte(lineStart[:n])) {
+		return "", false
 	}
-	return ResultsHeader{Version: *raw.Version, Population: *raw.Population, Genomes: *raw.Genomes, Dataset: *raw.Dataset, Fitness: *raw.Fitness}, nil
+	rest := tail[n:]
+	n = min(len(rest), runIDLen)
+	if !runIDPrefixOf(string(rest[:n])) {
+		return "", false
+	}
+	if n < runIDLen {
+		return "", true
+	}
+	id, rest = string(rest[:n]), rest[n:]
+	after := `","genome_id":`
+	n = min(len(rest), len(after))
+	return id, bytes.Equal(rest[:n], []byte(after[:n]))
 }
 
-func parseResultLine(line []byte, n int) (Result, error) {
+// runIDPrefixOf reports whether s is a prefix of a string of runID's form
+// (the whole of one included).
+func runIDPrefixOf(s string) bool {
+	if len(s) > runIDLen {
+		return false
+	}
+	n := min(len(s), len(runIDPrefix))
+	if s[:n] != runIDPrefix[:n] {
+		return false
+	}
+	for _, c := range []byte(s[n:]) {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// parseResultLine reads one whole line: a result and the run it names.
+func parseResultLine(line []byte) (Result, string, error) {
+	if bytes.HasPrefix(bytes.TrimSpace(line), []byte(oldHeaderStart)) {
+		return Result{}, "", fmt.Errorf("a header line of an older results format (%s...); this neateval writes no header line but the run on every result line, and cannot read or resume that file", oldHeaderStart)
+	}
 	var raw resultLine
 	if err := json.Unmarshal(line, &raw); err != nil {
-		return Result{}, fmt.Errorf("not a result line: %w", err)
+		return Result{}, "", fmt.Errorf("not a result line: %w", err)
 	}
-	if raw.GenomeID == nil || raw.Index == nil || raw.Images == nil {
-		return Result{}, fmt.Errorf("result line lacks one of \"genome_id\", \"index\", \"images\"")
+	switch {
+	case raw.Run == nil:
+		return Result{}, "", fmt.Errorf("not a result line of a neateval results file: no \"run\"")
+	case len(*raw.Run) != runIDLen || !runIDPrefixOf(*raw.Run):
+		return Result{}, "", fmt.Errorf("\"run\" is %q; want %q and %d hex digits", *raw.Run, runIDPrefix, 2*runIDBytes)
+	case raw.GenomeID == nil || raw.Index == nil || raw.Images == nil:
+		return Result{}, "", fmt.Errorf("result line lacks one of \"genome_id\", \"index\", \"images\"")
 	}
 	r := Result{
 		GenomeID: *raw.GenomeID, Index: *raw.Index,
@@ -128,8 +180,8 @@ func parseResultLine(line []byte, n int) (Result, error) {
 		Images: *raw.Images, Error: raw.Error,
 		Params: raw.Params, FLOPs: raw.FLOPs, Seconds: raw.Seconds,
 	}
-	if err := r.check(n); err != nil {
-		return Result{}, err
+	if err := r.check(maxResultsGenomes); err != nil {
+		return Result{}, "", err
 	}
-	return r, nil
+	return r, *raw.Run, nil
 }

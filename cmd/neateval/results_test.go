@@ -15,6 +15,11 @@ func str(s string) *string   { return &s }
 
 var testHeader = ResultsHeader{Population: "sha256:abc", Genomes: 4, Dataset: "mnist test 10000", Fitness: "accuracy"}
 
+// testRun is runID(testHeader), worked out apart from Go: the first 16
+// bytes of the SHA-256 of
+// {"neateval_results":2,"population":"sha256:abc","genomes":4,"dataset":"mnist test 10000","fitness":"accuracy"}.
+const testRun = "sha256:68d9a7c61010b4d4cfba249e0b090f79"
+
 // testResults are the results of testHeader's population, in order; genome
 // 2 is invalid.
 func testResults() []Result {
@@ -54,9 +59,12 @@ func TestResultsCreateAppendFinalize(t *testing.T) {
 	if err := w.Append([]Result{rs[0]}); err != nil {
 		t.Fatal(err)
 	}
+	if data, _ := os.ReadFile(path); !bytes.HasPrefix(data, []byte(`{"run":"`+testRun+`","genome_id":12,"index":2,`)) {
+		t.Errorf("first line of the file: %.80s", data)
+	}
 	h, got := readAll(t, path)
-	if h.Version != 1 || h.Population != testHeader.Population || h.Genomes != 4 {
-		t.Errorf("header %+v", h)
+	if h != (ResultsHeader{Version: resultsVersion}) {
+		t.Errorf("header %+v, want only the version", h)
 	}
 	if len(got) != 3 || got[0].Index != 2 || got[2].Index != 0 {
 		t.Errorf("appended results %+v", got)
@@ -78,15 +86,30 @@ func TestResultsCreateAppendFinalize(t *testing.T) {
 			t.Errorf("line %d: %s, want %s", i, a, b)
 		}
 	}
-	// The final file, byte for byte: header first, then population order;
-	// null metrics on the error line; no HTML escaping.
+	// The final file, byte for byte: population order, the run on every
+	// line; null metrics on the error line; no HTML escaping.
 	data, _ := os.ReadFile(path)
 	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
-	if lines[0] != `{"neateval_results":1,"population":"sha256:abc","genomes":4,"dataset":"mnist test 10000","fitness":"accuracy"}` {
-		t.Errorf("header line %s", lines[0])
+	if len(lines) != 4 {
+		t.Fatalf("%d lines, want one per genome:\n%s", len(lines), data)
 	}
-	if lines[3] != `{"genome_id":12,"index":2,"fitness":null,"accuracy":null,"loss":null,"images":0,"error":"genome 12, node 4: conv2d weight shape [8 1 3 3], want [8 2 3 3]","params":0,"flops":0,"seconds":0}` {
-		t.Errorf("error line %s", lines[3])
+	if lines[2] != `{"run":"`+testRun+`","genome_id":12,"index":2,"fitness":null,"accuracy":null,"loss":null,"images":0,"error":"genome 12, node 4: conv2d weight shape [8 1 3 3], want [8 2 3 3]","params":0,"flops":0,"seconds":0}` {
+		t.Errorf("error line %s", lines[2])
+	}
+	// What a tracker sees: every line one genome, with the spec's fields.
+	for i, line := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		for _, k := range []string{"genome_id", "fitness", "accuracy", "loss", "images", "error", "index", "run"} {
+			if _, ok := m[k]; !ok {
+				t.Errorf("line %d lacks %q: %s", i+1, k, line)
+			}
+		}
+		if m["genome_id"] != float64(rs[i].GenomeID) || m["index"] != float64(i) || m["run"] != testRun {
+			t.Errorf("line %d: %s", i+1, line)
+		}
 	}
 	if err := w.Append(rs[:1]); err == nil {
 		t.Error("Append after Finalize accepted")
@@ -161,7 +184,7 @@ func TestResultsResumeAfterCrash(t *testing.T) {
 	w.Close()
 	// A crash in the middle of the next chunk's write leaves a torn line.
 	var torn bytes.Buffer
-	encodeLine(&torn, &rs[0])
+	encodeLine(&torn, testRun, &rs[0])
 	f, _ := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	f.Write(torn.Bytes()[:torn.Len()/2])
 	f.Close()
@@ -202,12 +225,38 @@ func TestResultsResumeAfterCrash(t *testing.T) {
 	}
 }
 
+func TestResultsResumeKeepsAnUnterminatedWholeLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.jsonl")
+	rs := testResults()
+	var buf bytes.Buffer
+	encodeLine(&buf, testRun, &rs[1])
+	encodeLine(&buf, testRun, &rs[0])
+	os.WriteFile(path, bytes.TrimSuffix(buf.Bytes(), []byte("\n")), 0o644)
+	w, done, err := ResumeResults(path, testHeader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(done) != 2 || done[0].GenomeID != 10 {
+		t.Fatalf("done = %+v", done)
+	}
+	if err := w.Append(rs[2:]); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if _, got := readAll(t, path); len(got) != 4 {
+		t.Errorf("%d results, want 4", len(got))
+	}
+}
+
 func TestResultsResumeStartsAfresh(t *testing.T) {
 	dir := t.TempDir()
 	for name, content := range map[string]string{
-		"missing.jsonl": "",
-		"empty.jsonl":   "",
-		"torn.jsonl":    `{"neateval_results":1,"popul`,
+		"missing.jsonl":  "",
+		"empty.jsonl":    "",
+		"blank.jsonl":    "\n \n",
+		"torn.jsonl":     `{"ru`,
+		"torn-id.jsonl":  `{"run":"sha256:68d9a7c6101`,
+		"torn-own.jsonl": `{"run":"` + testRun + `","genome_id":1`,
 	} {
 		path := filepath.Join(dir, name)
 		if name != "missing.jsonl" {
@@ -220,10 +269,12 @@ func TestResultsResumeStartsAfresh(t *testing.T) {
 		if len(done) != 0 {
 			t.Errorf("%s: %d done", name, len(done))
 		}
+		if err := w.Append(testResults()[1:2]); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
 		w.Close()
-		h, rs := readAll(t, path)
-		if h.Population != testHeader.Population || len(rs) != 0 {
-			t.Errorf("%s: header %+v, %d results", name, h, len(rs))
+		if _, rs := readAll(t, path); len(rs) != 1 || rs[0].Index != 1 {
+			t.Errorf("%s: %+v", name, rs)
 		}
 	}
 }
@@ -242,110 +293,55 @@ func TestResultsResumeRefuses(t *testing.T) {
 	tests := []struct {
 		name string
 		h    ResultsHeader
-		want string
 	}{
-		{"population", other(func(h *ResultsHeader) { h.Population = "sha256:def" }),
-			"was written for another run: population sha256:abc, this run has sha256:def; choose another output.results (--results) or run without --resume to start over"},
-		{"genomes", other(func(h *ResultsHeader) { h.Genomes = 5 }), "genome count 4, this run has 5"},
-		{"dataset", other(func(h *ResultsHeader) { h.Dataset = "mnist test 1000" }), `dataset "mnist test 10000", this run has "mnist test 1000"`},
-		{"fitness", other(func(h *ResultsHeader) { h.Fitness = "neg_loss" }), `fitness "accuracy", this run has "neg_loss"`},
+		{"population", other(func(h *ResultsHeader) { h.Population = "sha256:def" })},
+		{"genomes", other(func(h *ResultsHeader) { h.Genomes = 5 })},
+		{"dataset", other(func(h *ResultsHeader) { h.Dataset = "mnist test 1000" })},
+		{"fitness", other(func(h *ResultsHeader) { h.Fitness = "neg_loss" })},
 	}
 	before, _ := os.ReadFile(path)
 	for _, tt := range tests {
-		_, _, err := ResumeResults(path, tt.h)
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
-		}
-	}
-	// Files that are not results files are refused, and left alone.
-	notResults := map[string]string{
-		"notes.txt":  "my precious notes",
-		"other.json": "{\"a\": 1}\n",
-		"newer.json": "{\"neateval_results\":2,\"population\":\"x\",\"genomes\":1,\"dataset\":\"d\",\"fitness\":\"accuracy\"}\n",
-		"broken.txt": "{\"neateval_results\":1,\"population\":\"sha256:abc\",\"genomes\":4,\"dataset\":\"mnist test 10000\",\"fitness\":\"accuracy\"}\nnot json\n",
-	}
-	for name, content := range notResults {
-		p := filepath.Join(dir, name)
-		os.WriteFile(p, []byte(content), 0o644)
-		if _, _, err := ResumeResults(p, testHeader); err == nil {
-			t.Errorf("%s: resumed", name)
-		}
-		if got, _ := os.ReadFile(p); string(got) != content {
-			t.Errorf("%s: changed to %q", name, got)
+		want := "results " + path + " was written for another population, data set or fitness (run " + testRun +
+			", this run " + runID(tt.h) + "); refusing to resume it (the file is left as it is): " +
+			"choose another output.results (--results) or run without --resume to start over"
+		if _, _, err := ResumeResults(path, tt.h); err == nil || err.Error() != want {
+			t.Errorf("%s: %v\nwant %s", tt.name, err, want)
 		}
 	}
 	after, _ := os.ReadFile(path)
 	if !bytes.Equal(before, after) {
 		t.Error("a refused resume changed the file")
 	}
-}
-
-func TestReadResultsErrors(t *testing.T) {
-	h := `{"neateval_results":1,"population":"p","genomes":2,"dataset":"d","fitness":"accuracy"}` + "\n"
-	ok := `{"genome_id":1,"index":0,"fitness":0.5,"accuracy":0.5,"loss":1,"images":10,"error":null}` + "\n"
-	tests := []struct{ name, data, want string }{
-		{"no header", "", "results r: no header line"},
-		{"not json", "hello\n", "results r: line 1: not a neateval results header"},
-		{"newer format", `{"neateval_results":2}` + "\n", "results r: line 1: results format 2; this neateval reads format 1"},
-		{"header lacks", `{"neateval_results":1,"population":"p"}` + "\n", `line 1: header lacks one of "population", "genomes", "dataset", "fitness"`},
-		{"negative genomes", `{"neateval_results":1,"population":"p","genomes":-1,"dataset":"d","fitness":"f"}` + "\n", "line 1: header: genomes = -1 out of range"},
-		{"bad line", h + ok + "{\n", "results r: line 3: not a result line"},
-		{"no index", h + `{"genome_id":1,"images":0,"error":"x"}` + "\n", `line 2: result line lacks one of "genome_id", "index", "images"`},
-		{"duplicate", h + ok + ok, "results r: line 3: genome 1: index 0 appears twice"},
-		{"out of range", h + `{"genome_id":1,"index":2,"images":0,"error":"x"}` + "\n", "line 2: genome 1: index 2 outside the population [0, 2)"},
-		{"error with loss", h + `{"genome_id":1,"index":1,"loss":1,"images":0,"error":"x"}` + "\n", "line 2: genome 1: loss set on an error result"},
+	// Files that are not results files of this run are refused, and left
+	// alone.
+	var line bytes.Buffer
+	encodeLine(&line, testRun, &testResults()[0])
+	otherRun := strings.Replace(line.String(), testRun, runID(tests[0].h), 1)
+	notResults := []struct{ name, content, want string }{
+		{"notes.txt", "my precious notes", "line 1: not a result line: invalid character 'm'"},
+		{"notes-line.txt", "my precious notes\n", "line 1: not a result line: invalid character 'm'"},
+		{"other.json", "{\"a\": 1}\n", `line 1: not a result line of a neateval results file: no "run"`},
+		{"format1.jsonl", `{"neateval_results":1,"population":"sha256:abc","genomes":4,"dataset":"mnist test 10000","fitness":"accuracy"}` + "\n",
+			"line 1: a header line of an older results format"},
+		{"broken.jsonl", line.String() + "not json\n", "line 2: not a result line"},
+		{"no-run.jsonl", `{"genome_id":10,"index":0,"images":0,"error":"x"}` + "\n", `line 1: not a result line of a neateval results file: no "run"`},
+		{"bad-run.jsonl", `{"run":"sha256:ab","genome_id":10,"index":0,"images":0,"error":"x"}` + "\n", `line 1: "run" is "sha256:ab"; want "sha256:" and 32 hex digits`},
+		{"mixed.jsonl", line.String() + strings.Replace(otherRun, `"index":0`, `"index":1`, 1), "line 2: run sha256:"},
+		{"torn-other.jsonl", otherRun[:60], "written for another population, data set or fitness"},
+		{"out-of-range.jsonl", strings.Replace(line.String(), `"index":0`, `"index":4`, 1),
+			"genome 10: index 4 outside the population [0, 4), though the file's run id is this run's"},
 	}
-	for _, tt := range tests {
-		_, _, err := ReadResults(strings.NewReader(tt.data), "r")
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
+	for _, tt := range notResults {
+		p := filepath.Join(dir, tt.name)
+		os.WriteFile(p, []byte(tt.content), 0o644)
+		_, _, err := ResumeResults(p, testHeader)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), p) {
+			t.Errorf("%s: %v, want %q and the path", tt.name, err, tt.want)
+		}
+		if got, _ := os.ReadFile(p); string(got) != tt.content {
+			t.Errorf("%s: changed to %q", tt.name, got)
 		}
 	}
-	// Blank lines and a torn last line are fine.
-	_, rs, err := ReadResults(strings.NewReader(h+"\n"+ok+`{"genome_id":2,"ind`), "r")
-	if err != nil || len(rs) != 1 {
-		t.Errorf("blank and torn lines: %v, %d results", err, len(rs))
-	}
-}
-
-func FuzzReadResults(f *testing.F) {
-	var buf bytes.Buffer
-	buf.Write(encodeHeader(testHeader))
-	for _, r := range testResults() {
-		encodeLine(&buf, &r)
-	}
-	full := buf.Bytes()
-	f.Add(full)
-	f.Add(full[:len(full)-7])
-	f.Add([]byte(`{"neateval_results":1,"population":"p","genomes":3,"dataset":"d","fitness":"f"}` + "\n\n" + `{"genome_id":-1,"index":2,"images":0,"error":"e"}` + "\n"))
-	f.Add([]byte(`{"neateval_results":1,"genomes":2147483647,"population":"","dataset":"","fitness":""}` + "\n"))
-	f.Add([]byte("{\"neateval_results\":1}\n{}\n"))
-	f.Add([]byte("\n\n\n"))
-	f.Add([]byte(`{"neateval_results":1,"population":"p","genomes":1,"dataset":"d","fitness":"f"}` + "\n" + `{"genome_id":1,"index":0,"fitness":1e309,"images":0}` + "\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		h, rs, valid, err := parseResults(data, "fuzz")
-		if valid < 0 || valid > int64(len(data)) || (valid > 0 && data[valid-1] != '\n') {
-			t.Fatalf("valid length %d of %d bytes", valid, len(data))
-		}
-		if err != nil || valid == 0 {
-			return
-		}
-		// What was read writes back to a file that reads the same.
-		var out bytes.Buffer
-		out.Write(encodeHeader(h))
-		for i := range rs {
-			if err := rs[i].check(h.Genomes); err != nil {
-				t.Fatalf("accepted result fails check: %v", err)
-			}
-			if err := encodeLine(&out, &rs[i]); err != nil {
-				t.Fatalf("accepted result does not encode: %v", err)
-			}
-		}
-		h2, rs2, _, err := parseResults(out.Bytes(), "again")
-		if err != nil || h2 != h || len(rs2) != len(rs) {
-			t.Fatalf("round trip: %v, %+v vs %+v, %d vs %d", err, h2, h, len(rs2), len(rs))
-		}
-	})
 }
 
 func fileSize(t *testing.T, path string) int64 {

@@ -27,10 +27,12 @@ Exit codes:
 const runUsage = `Usage: neateval run [--config FILE] [flags]
 
 Scores every genome of a population on the validation set and writes the
-results file (output.results): a header line, then one JSON object per genome
-in population order. Without --config the built-in defaults are used (the
-same as the shipped config.toml): a generated population of 64 genomes on the
-MNIST test set, on the CPU. Flags override the config's keys.
+results file (output.results): one JSON object per genome, one per line, in
+population order; each line also carries "run", a hash of the population, data
+set and fitness, so that --resume refuses a file of another run. Without
+--config the built-in defaults are used (the same as the shipped config.toml):
+a generated population of 64 genomes on the MNIST test set, on the CPU. Flags
+override the config's keys.
 `
 
 const genUsage = `Usage: neateval gen --out DIR/pop.json [--size N] [--seed S] [--preset small|wide] [--input CxHxW] [--classes K]
