@@ -2,10 +2,11 @@ package neat
 
 import "sort"
 
-// MaxSize bounds every integer field of a node and the number of elements
-// of every value, per image. The format sets no upper limit; this one keeps
-// the shape arithmetic exact in int64 and is far beyond what any device
-// could hold. A genome that exceeds it is invalid.
+// MaxSize bounds the magnitude of node ids and of every integer field of a
+// node, the input's size, and the number of elements of every value per
+// image. The format sets no upper limit; this one keeps the shape arithmetic
+// exact in int64 and is far beyond what any device could hold. A genome that
+// exceeds it is invalid.
 const MaxSize = 1 << 31
 
 // Compile validates a genome against the population's input shape and class
