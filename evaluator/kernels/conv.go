@@ -47,24 +47,31 @@ func (s ConvShape) check() {
 // convPlan is the blocking of one convolution call on one path. The
 // workspace layout is a function of (path, shape, batch, threads) only.
 type convPlan struct {
-	path    Path
-	nv, nr  int // tile width in vectors and columns
-	mpan    int // panels of output channels
-	kdim    int // C·K·K
-	nph     int // phases per axis: min(S, K)
-	hq, wq  int // phase plane size
-	plane   int
-	qspan   int // columns a tile sweep must cover: (OH−1)·Wq + OW
-	ntiles  int
-	nsegs   int
-	prepLen int // floats of one image's planes, with read slack
-	workers int
-	offA    int // packed weights, OC·kdim
-	offKoff int // kdim int32
-	offTile int // ntiles+1 int32: first seg of each tile
-	offSegs int // nsegs segs
-	offPrep int // workers × prepLen
-	wsLen   int
+	path     Path
+	nv, nr   int  // tile width in vectors and columns
+	mpan     int  // panels of output channels
+	kdim     int  // C·K·K
+	nph      int  // phases per axis: min(S, K)
+	hq, wq   int  // phase plane size
+	plane    int  // hq·wq
+	imgLen   int  // floats of one image's planes
+	qspan    int  // columns a direct tile sweep covers: (OH−1)·Wq + OW
+	ntiles   int  // direct: tiles per image
+	nsegs    int  // direct: store segments of all tiles
+	gather   bool // im2col by gathers over groups of images (conv_gather.go)
+	group    int  // gather: images per group
+	ntg      int  // gather: tiles per full group
+	prepLen  int  // floats of one worker's planes, with read slack
+	workers  int
+	offA     int // packed weights, OC·kdim
+	offKoff  int // kdim int32: tap offsets in the planes
+	offTile  int // direct: ntiles+1 int32, first seg of each tile
+	offSegs  int // direct: nsegs segs
+	offKoffP int // gather: kdim int32, k·nr
+	offLanes int // gather: ntg·nr int32, lane → plane offset
+	offPrep  int // workers × prepLen
+	offPackB int // gather: workers × kdim·nr
+	wsLen    int
 }
 
 func planConv(p Path, s ConvShape, b, threads int) convPlan {
@@ -73,34 +80,81 @@ func planConv(p Path, s ConvShape, b, threads int) convPlan {
 	pl.hq = ceilDiv(s.H+2*s.Pad, s.Stride)
 	pl.wq = ceilDiv(s.W+2*s.Pad, s.Stride)
 	pl.plane = pl.hq * pl.wq
+	pl.imgLen = s.C * pl.nph * pl.nph * pl.plane
 	pl.qspan = (s.OH-1)*pl.wq + s.OW
+	pix := s.OH * s.OW
 	lanes := p.lanes()
 	best := -1.0
 	for nv := 1; nv <= maxNV; nv++ {
 		nr := nv * lanes
-		ntiles := ceilDiv(pl.qspan, nr)
 		mp := panels(s.OC, mrMax(p, nv))
 		var per float64
 		for i := range mp {
 			_, mr := panel(s.OC, mp, i)
 			per += float64(pl.kdim)*kernelCycles(mr, nv) + float64(mr*nv)*2 + 20
 		}
-		cost := float64(ntiles) * per
-		if best < 0 || cost < best {
-			best, pl.nv, pl.nr, pl.ntiles, pl.mpan = cost, nv, nr, ntiles, mp
+		// Direct: tiles sweep the padded rows of one image.
+		ntiles := ceilDiv(pl.qspan, nr)
+		if cost := float64(ntiles) * per; convMode != modeGather && (best < 0 || cost < best) {
+			best, pl.nv, pl.nr, pl.ntiles, pl.mpan, pl.gather = cost, nv, nr, ntiles, mp, false
+		}
+		// Gather: tiles sweep the output pixels of a group of images,
+		// packed by gathers (about gatherCycles per vector).
+		g := groupSize(pix, nr, b)
+		ntg := ceilDiv(g*pix, nr)
+		gcost := float64(ntg) * (per + float64(pl.kdim*nv)*gatherCycles) / float64(g)
+		if convMode != modeDirect && (best < 0 || gcost < best) {
+			best, pl.nv, pl.nr, pl.ntg, pl.group, pl.mpan, pl.gather = gcost, nv, nr, ntg, g, mp, true
 		}
 	}
-	pl.nsegs = convSegs(s, pl.wq, pl.nr, pl.ntiles, nil, nil)
-	koffMax := ((s.C-1)*pl.nph*pl.nph+pl.nph*pl.nph-1)*pl.plane + ((s.K-1)/s.Stride)*(pl.wq+1)
-	pl.prepLen = max(s.C*pl.nph*pl.nph*pl.plane, pl.ntiles*pl.nr+koffMax) + 16
-	pl.workers = max(1, min(threads, b))
 	pl.offA = 0
 	pl.offKoff = pl.offA + s.OC*pl.kdim
 	pl.offTile = pl.offKoff + pl.kdim
+	if pl.gather {
+		pl.workers = max(1, min(threads, ceilDiv(b, pl.group)))
+		pl.prepLen = pl.group*pl.imgLen + 16
+		pl.offKoffP = pl.offTile
+		pl.offLanes = pl.offKoffP + pl.kdim
+		pl.offPrep = pl.offLanes + pl.ntg*pl.nr
+		pl.offPackB = pl.offPrep + pl.workers*pl.prepLen
+		pl.wsLen = pl.offPackB + pl.workers*pl.kdim*pl.nr
+		return pl
+	}
+	pl.nsegs = convSegs(s, pl.wq, pl.nr, pl.ntiles, nil, nil)
+	koffMax := ((s.C-1)*pl.nph*pl.nph+pl.nph*pl.nph-1)*pl.plane + ((s.K-1)/s.Stride)*(pl.wq+1)
+	pl.prepLen = max(pl.imgLen, pl.ntiles*pl.nr+koffMax) + 16
+	pl.workers = max(1, min(threads, b))
 	pl.offSegs = pl.offTile + pl.ntiles + 1
 	pl.offPrep = pl.offSegs + pl.nsegs*segWords
 	pl.wsLen = pl.offPrep + pl.workers*pl.prepLen
 	return pl
+}
+
+// convMode forces one convolution algorithm, for tests (export_test.go).
+var convMode = modeAuto
+
+const (
+	modeAuto = iota
+	modeDirect
+	modeGather
+)
+
+// gatherCycles is the measured cost of packing one vector by a gather,
+// relative to the kernel's FMA cycles.
+const gatherCycles = 5
+
+// groupSize picks how many images one gather tile sweep covers: enough
+// pixels for a few tiles, with the least waste in the last tile.
+func groupSize(pix, nr, b int) int {
+	bestG, bestWaste := 1, 2.0
+	for g := max(1, 128/pix); g <= max(1, 512/pix) && g <= b; g++ {
+		lanes := g * pix
+		waste := float64(ceilDiv(lanes, nr)*nr-lanes) / float64(lanes)
+		if waste < bestWaste-0.01 {
+			bestG, bestWaste = g, waste
+		}
+	}
+	return min(bestG, b)
 }
 
 // convSegs lists the store segments of every tile of one image: tile t's are
@@ -170,9 +224,13 @@ func Conv2D(dst, src, w, bias []float32, s ConvShape, b int, act Act, ws []float
 			}
 		}
 	}
-	j.start = asInt32(ws[pl.offTile:], pl.ntiles+1)
-	j.segs = asSegs(ws[pl.offSegs:], pl.nsegs)
-	convSegs(s, pl.wq, pl.nr, pl.ntiles, j.start, j.segs)
+	if pl.gather {
+		j.initGather()
+	} else {
+		j.start = asInt32(ws[pl.offTile:], pl.ntiles+1)
+		j.segs = asSegs(ws[pl.offSegs:], pl.nsegs)
+		convSegs(s, pl.wq, pl.nr, pl.ntiles, j.start, j.segs)
+	}
 	if pl.workers == 1 {
 		j.run(0)
 		return
@@ -188,6 +246,8 @@ type convJob struct {
 	dst, src []float32
 	bias, ws []float32
 	koff     []int32
+	koffP    []int32 // gather: k·nr
+	lanes    []int32 // gather: plane offset of each lane of a group
 	start    []int32
 	segs     []seg
 	act      Act
@@ -212,6 +272,10 @@ func (j *convJob) packA(w []float32) {
 }
 
 func (j *convJob) run(w int) {
+	if j.pl.gather {
+		j.runGather(w)
+		return
+	}
 	pl, s := &j.pl, &j.s
 	lo, hi := share(j.b, pl.workers, w)
 	if lo >= hi {

@@ -88,6 +88,16 @@ func convCases() []convCase {
 }
 
 func TestConv2D(t *testing.T) {
+	for _, mode := range []string{"auto", "direct", "gather"} {
+		t.Run(mode, func(t *testing.T) {
+			prev := kernels.SetConvMode(mode)
+			defer kernels.SetConvMode(prev)
+			testConv2D(t)
+		})
+	}
+}
+
+func testConv2D(t *testing.T) {
 	cases := convCases()
 	forEachPath(t, func(t *testing.T, p kernels.Path) {
 		r := rand.New(rand.NewPCG(3, 4))
@@ -117,6 +127,16 @@ func TestConv2D(t *testing.T) {
 // TestConv2DThreadsAgree checks that the result does not depend on the
 // thread count: each image is computed the same way whichever worker has it.
 func TestConv2DThreadsAgree(t *testing.T) {
+	for _, mode := range []string{"direct", "gather"} {
+		t.Run(mode, func(t *testing.T) {
+			prev := kernels.SetConvMode(mode)
+			defer kernels.SetConvMode(prev)
+			testConv2DThreadsAgree(t)
+		})
+	}
+}
+
+func testConv2DThreadsAgree(t *testing.T) {
 	s := convCase{c: 5, h: 12, w: 12, oc: 20, k: 3, stride: 1, pad: 1, b: 7}.shape()
 	r := rand.New(rand.NewPCG(5, 6))
 	src, w, bias := randSlice(r, 7*5*144, 1), randSlice(r, 20*45, 1), randSlice(r, 20, 1)
@@ -140,12 +160,17 @@ func TestConv2DAllocs(t *testing.T) {
 	}
 	s := convCase{c: 4, h: 10, w: 10, oc: 8, k: 3, stride: 1, pad: 1, b: 2}.shape()
 	src, w, bias := make([]float32, 2*4*100), make([]float32, 8*36), make([]float32, 8)
-	dst, ws := make([]float32, 2*8*100), make([]float32, kernels.ConvWorkspace(s, 2, 1))
-	forEachPath(t, func(t *testing.T, p kernels.Path) {
-		if n := testing.AllocsPerRun(10, func() { kernels.Conv2D(dst, src, w, bias, s, 2, kernels.Tanh, ws, 1) }); n != 0 {
-			t.Fatalf("Conv2D allocates %v times per call", n)
-		}
-	})
+	dst := make([]float32, 2*8*100)
+	for _, mode := range []string{"direct", "gather"} {
+		prev := kernels.SetConvMode(mode)
+		ws := make([]float32, kernels.ConvWorkspace(s, 2, 1))
+		forEachPath(t, func(t *testing.T, p kernels.Path) {
+			if n := testing.AllocsPerRun(10, func() { kernels.Conv2D(dst, src, w, bias, s, 2, kernels.Tanh, ws, 1) }); n != 0 {
+				t.Fatalf("%s: Conv2D allocates %v times per call", mode, n)
+			}
+		})
+		kernels.SetConvMode(prev)
+	}
 }
 
 func TestConv2DPanics(t *testing.T) {

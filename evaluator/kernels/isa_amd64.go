@@ -231,3 +231,23 @@ func fromBF16Vec(p Path, dst []float32, src []uint16) int {
 func deinterleave2(_ Path, prep []float32, o0, o1, pad int, row []float32) {
 	deinterleave2Go(prep, o0, o1, pad, row)
 }
+
+//go:noescape
+func gather512(dst, src []float32, lanes, koff []int32, nv int)
+
+//go:noescape
+func gather256(dst, src []float32, lanes, koff []int32, nv int)
+
+// gatherPack packs a gather tile (gatherGo). The assembly does not check
+// bounds: the slices are sized here, and every lane offset plus tap offset
+// stays inside src by construction (conv_gather.go).
+func gatherPack(p Path, dst, src []float32, lanes, koff []int32, nv int) {
+	switch p {
+	case AVX512:
+		gather512(dst[:len(koff)*nv*16], src, lanes[:nv*16], koff, nv)
+	case AVX2:
+		gather256(dst[:len(koff)*nv*8], src, lanes[:nv*8], koff, nv)
+	default:
+		gatherGo(dst, src, lanes, koff, nv)
+	}
+}

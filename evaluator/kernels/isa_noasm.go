@@ -19,3 +19,7 @@ func fromBF16Vec(Path, []float32, []uint16) int { return 0 }
 func deinterleave2(_ Path, prep []float32, o0, o1, pad int, row []float32) {
 	deinterleave2Go(prep, o0, o1, pad, row)
 }
+
+func gatherPack(_ Path, dst, src []float32, lanes, koff []int32, nv int) {
+	gatherGo(dst, src, lanes, koff, nv)
+}

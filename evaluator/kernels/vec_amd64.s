@@ -785,6 +785,61 @@ frombf512_done:
 	VZEROUPPER
 	RET
 
+// func gather512(dst, src []float32, lanes, koff []int32, nv int)
+TEXT ·gather512(SB), NOSPLIT, $0-104
+	MOVQ dst_base+0(FP), DI
+	MOVQ src_base+24(FP), SI
+	MOVQ lanes_base+48(FP), BX
+	MOVQ koff_base+72(FP), R8
+	MOVQ koff_len+80(FP), CX
+	MOVQ nv+96(FP), R9
+	MOVQ R9, R10
+	SHLQ $6, R10
+	TESTQ CX, CX
+	JEQ gather512_done
+	VMOVUPS 0(BX), Z8
+	CMPQ R9, $1
+	JLE gather512_loop
+	VMOVUPS 64(BX), Z9
+	CMPQ R9, $2
+	JLE gather512_loop
+	VMOVUPS 128(BX), Z10
+	CMPQ R9, $3
+	JLE gather512_loop
+	VMOVUPS 192(BX), Z11
+gather512_loop:
+	VPBROADCASTD (R8), Z12
+	VPADDD Z8, Z12, Z13
+	KXNORW K1, K1, K1
+	VGATHERDPS (SI)(Z13*4), K1, Z14
+	VMOVUPS Z14, 0(DI)
+	CMPQ R9, $1
+	JLE gather512_next
+	VPADDD Z9, Z12, Z13
+	KXNORW K1, K1, K1
+	VGATHERDPS (SI)(Z13*4), K1, Z14
+	VMOVUPS Z14, 64(DI)
+	CMPQ R9, $2
+	JLE gather512_next
+	VPADDD Z10, Z12, Z13
+	KXNORW K1, K1, K1
+	VGATHERDPS (SI)(Z13*4), K1, Z14
+	VMOVUPS Z14, 128(DI)
+	CMPQ R9, $3
+	JLE gather512_next
+	VPADDD Z11, Z12, Z13
+	KXNORW K1, K1, K1
+	VGATHERDPS (SI)(Z13*4), K1, Z14
+	VMOVUPS Z14, 192(DI)
+gather512_next:
+	ADDQ R10, DI
+	ADDQ $4, R8
+	DECQ CX
+	JNE gather512_loop
+gather512_done:
+	VZEROUPPER
+	RET
+
 // func act256(act int, x []float32): x[i] = act(x[i]), len(x) a multiple of 8.
 TEXT ·act256(SB), NOSPLIT, $0-32
 	MOVQ act+0(FP), AX
@@ -1123,6 +1178,61 @@ frombf256_loop:
 	DECQ CX
 	JNE frombf256_loop
 frombf256_done:
+	VZEROUPPER
+	RET
+
+// func gather256(dst, src []float32, lanes, koff []int32, nv int)
+TEXT ·gather256(SB), NOSPLIT, $0-104
+	MOVQ dst_base+0(FP), DI
+	MOVQ src_base+24(FP), SI
+	MOVQ lanes_base+48(FP), BX
+	MOVQ koff_base+72(FP), R8
+	MOVQ koff_len+80(FP), CX
+	MOVQ nv+96(FP), R9
+	MOVQ R9, R10
+	SHLQ $5, R10
+	TESTQ CX, CX
+	JEQ gather256_done
+	VMOVUPS 0(BX), Y8
+	CMPQ R9, $1
+	JLE gather256_loop
+	VMOVUPS 32(BX), Y9
+	CMPQ R9, $2
+	JLE gather256_loop
+	VMOVUPS 64(BX), Y10
+	CMPQ R9, $3
+	JLE gather256_loop
+	VMOVUPS 96(BX), Y11
+gather256_loop:
+	VPBROADCASTD (R8), Y12
+	VPADDD Y8, Y12, Y13
+	VPCMPEQD Y15, Y15, Y15
+	VGATHERDPS Y15, (SI)(Y13*4), Y14
+	VMOVUPS Y14, 0(DI)
+	CMPQ R9, $1
+	JLE gather256_next
+	VPADDD Y9, Y12, Y13
+	VPCMPEQD Y15, Y15, Y15
+	VGATHERDPS Y15, (SI)(Y13*4), Y14
+	VMOVUPS Y14, 32(DI)
+	CMPQ R9, $2
+	JLE gather256_next
+	VPADDD Y10, Y12, Y13
+	VPCMPEQD Y15, Y15, Y15
+	VGATHERDPS Y15, (SI)(Y13*4), Y14
+	VMOVUPS Y14, 64(DI)
+	CMPQ R9, $3
+	JLE gather256_next
+	VPADDD Y11, Y12, Y13
+	VPCMPEQD Y15, Y15, Y15
+	VGATHERDPS Y15, (SI)(Y13*4), Y14
+	VMOVUPS Y14, 96(DI)
+gather256_next:
+	ADDQ R10, DI
+	ADDQ $4, R8
+	DECQ CX
+	JNE gather256_loop
+gather256_done:
 	VZEROUPPER
 	RET
 
