@@ -19,6 +19,19 @@ const MaxSize = 1 << 31
 // as the format says. Where a genome breaks several rules, the error is the
 // first one met in that order, and among reachable nodes, in evaluation order.
 func Compile(g *Genome, in Input, numClasses int) (*Graph, error) {
+	return compile(g, in, numClasses, true)
+}
+
+// InferShapes is Compile without the parameters: it checks everything
+// Compile checks but the weights, and returns the graph with every shape
+// known, Weight and Bias nil, and the Params and FLOPs figures the shapes
+// give. It tells a program that builds or mutates genomes which weights a
+// genome needs.
+func InferShapes(g *Genome, in Input, numClasses int) (*Graph, error) {
+	return compile(g, in, numClasses, false)
+}
+
+func compile(g *Genome, in Input, numClasses int, withParams bool) (*Graph, error) {
 	if g.Invalid != nil {
 		return nil, g.Invalid
 	}
@@ -87,13 +100,11 @@ func Compile(g *Genome, in Input, numClasses int) (*Graph, error) {
 				s.InShapes[j] = gr.Steps[index[src]].Out
 			}
 		}
-		if err := inferStep(gid, s, g.Params[id]); err != nil {
+		if err := inferStep(gid, s, g.Params[id], withParams); err != nil {
 			return nil, err
 		}
 		gr.FLOPs = satAdd(gr.FLOPs, s.FLOPs)
-		if s.Weight != nil {
-			gr.Params += int64(s.Weight.Len()) + int64(s.Bias.Len())
-		}
+		gr.Params = satAdd(gr.Params, s.params())
 	}
 	out := gr.Steps[len(gr.Steps)-1]
 	if !out.Out.Flat || out.Out.C != numClasses {

@@ -3,6 +3,8 @@ package neat_test
 import (
 	"errors"
 	"math"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/neateval/neateval/neat"
@@ -271,5 +273,37 @@ func TestCompilePoolAndConvArithmetic(t *testing.T) {
 		if got := gr.Steps[0].Out; got != c.want {
 			t.Errorf("%+v on %+v: out %v, want %v", c.n, c.in, got, c.want)
 		}
+	}
+}
+
+func TestInferShapes(t *testing.T) {
+	g := baseGenome()
+	g.Params = nil
+	if _, err := neat.Compile(g, in8, 3); err == nil {
+		t.Fatal("Compile of a genome without weights succeeded")
+	}
+	gr, err := neat.InferShapes(g, in8, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int][]int{1: {4, 1, 3, 3}, 2: nil, 3: nil, 4: {3, 4}}
+	for _, s := range gr.Steps {
+		if got := s.WeightShape(); !slices.Equal(got, want[s.Node.ID]) || s.Weight != nil || s.Bias != nil {
+			t.Errorf("node %d: weight shape %v (weight %v), want %v", s.Node.ID, got, s.Weight, want[s.Node.ID])
+		}
+	}
+	// The figures are those Compile gives once the weights are there.
+	full, err := neat.Compile(baseGenome(), in8, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gr.Params != 55 || full.Params != 55 || gr.FLOPs != full.FLOPs || gr.FLOPs != 2*(4*9*64+3*4) {
+		t.Errorf("InferShapes: %d params, %d FLOPs; Compile: %d params, %d FLOPs; want 55 params, %d FLOPs",
+			gr.Params, gr.FLOPs, full.Params, full.FLOPs, 2*(4*9*64+3*4))
+	}
+	// Everything but the weights is still checked.
+	node(g, 2).Kernel = 9
+	if _, err := neat.InferShapes(g, in8, 3); err == nil || !strings.Contains(err.Error(), "gives an output below 1×1") {
+		t.Errorf("InferShapes: %v, want the output-size error", err)
 	}
 }

@@ -8,7 +8,7 @@ import (
 // inferStep resolves the defaults of one reachable node, checks its fields,
 // merges its input shapes, infers its output shape and checks its
 // parameters.
-func inferStep(gid int64, s *Step, p *Params) error {
+func inferStep(gid int64, s *Step, p *Params, withParams bool) error {
 	n := &s.Node
 	id := n.ID
 	if err := resolveFields(gid, n); err != nil {
@@ -52,20 +52,45 @@ func inferStep(gid int64, s *Step, p *Params) error {
 	// Parameters and FLOPs.
 	switch n.Op {
 	case OpConv2D:
-		if err := checkParams(gid, n, p, []int{n.OutChannels, in.C, n.Kernel, n.Kernel}); err != nil {
-			return err
-		}
-		s.Weight, s.Bias = p.Weight, p.Bias
 		s.FLOPs = satMul(2, int64(n.OutChannels), int64(in.C), int64(n.Kernel), int64(n.Kernel), int64(s.Out.H), int64(s.Out.W))
 	case OpDense:
-		if err := checkParams(gid, n, p, []int{n.OutFeatures, in.Size()}); err != nil {
+		s.FLOPs = satMul(2, int64(n.OutFeatures), int64(in.Size()))
+	}
+	if wshape := s.WeightShape(); wshape != nil && withParams {
+		if err := checkParams(gid, n, p, wshape); err != nil {
 			return err
 		}
 		s.Weight, s.Bias = p.Weight, p.Bias
-		s.FLOPs = satMul(2, int64(n.OutFeatures), int64(in.Size()))
 	}
 	return nil
 }
+
+// WeightShape is the shape the step's weight must have: [out, in, k, k] for
+// a conv2d, [out, in] for a dense node, nil for an op without weights. The
+// bias is [out].
+func (s *Step) WeightShape() []int {
+	switch s.Node.Op {
+	case OpConv2D:
+		return []int{s.Node.OutChannels, s.In.C, s.Node.Kernel, s.Node.Kernel}
+	case OpDense:
+		return []int{s.Node.OutFeatures, s.In.Size()}
+	}
+	return nil
+}
+
+// params is the number of weights and biases the step's shapes call for.
+func (s *Step) params() int64 {
+	w := s.WeightShape()
+	if w == nil {
+		return 0
+	}
+	n := int64(1)
+	for _, d := range w {
+		n = satMul(n, int64(d))
+	}
+	return satAdd(n, int64(w[0]))
+}
+
 
 // resolveFields replaces the zero values that mean "default" by the values in
 // force and checks every field the node's op uses.
