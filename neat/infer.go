@@ -91,7 +91,6 @@ func (s *Step) params() int64 {
 	return satAdd(n, int64(w[0]))
 }
 
-
 // resolveFields replaces the zero values that mean "default" by the values in
 // force and checks every field the node's op uses.
 func resolveFields(gid int64, n *Node) error {
