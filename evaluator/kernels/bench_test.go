@@ -109,3 +109,29 @@ func BenchmarkSGEMM(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkConv2DModes compares the direct and the gather convolution on
+// the selected path (the cost model in planConv picks between them).
+func BenchmarkConv2DModes(b *testing.B) {
+	for _, bc := range benchConvs {
+		batch := 128
+		s := kernels.ConvShape{C: bc.c, H: bc.hw, W: bc.hw, OC: bc.oc, K: bc.k, Stride: bc.stride, Pad: bc.pad,
+			OH: kernels.OutSize(bc.hw, bc.k, bc.stride, bc.pad), OW: kernels.OutSize(bc.hw, bc.k, bc.stride, bc.pad)}
+		r := rand.New(rand.NewPCG(1, 1))
+		src := randSlice(r, batch*s.C*s.H*s.W, 1)
+		w := randSlice(r, s.OC*s.C*s.K*s.K, 0.1)
+		bias := randSlice(r, s.OC, 0.1)
+		dst := make([]float32, batch*s.OC*s.OH*s.OW)
+		for _, mode := range []string{"auto", "direct", "packed"} {
+			prev := kernels.SetConvMode(mode)
+			ws := make([]float32, kernels.ConvWorkspace(s, batch, 1))
+			b.Run(fmt.Sprintf("%s/%s", bc.name, mode), func(b *testing.B) {
+				for b.Loop() {
+					kernels.Conv2D(dst, src, w, bias, s, batch, kernels.ReLU, ws, 1)
+				}
+				b.ReportMetric(float64(s.FLOPs())*float64(batch)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+			kernels.SetConvMode(prev)
+		}
+	}
+}

@@ -58,19 +58,18 @@ type convPlan struct {
 	qspan    int  // columns a direct tile sweep covers: (OH−1)·Wq + OW
 	ntiles   int  // direct: tiles per image
 	nsegs    int  // direct: store segments of all tiles
-	gather   bool // im2col by gathers over groups of images (conv_gather.go)
-	group    int  // gather: images per group
-	ntg      int  // gather: tiles per full group
+	packed   bool // im2col panels packed per tile over groups of images (conv_packed.go)
+	group    int  // packed: images per group
+	ntg      int  // packed: tiles per full group
 	prepLen  int  // floats of one worker's planes, with read slack
 	workers  int
 	offA     int // packed weights, OC·kdim
 	offKoff  int // kdim int32: tap offsets in the planes
 	offTile  int // direct: ntiles+1 int32, first seg of each tile
 	offSegs  int // direct: nsegs segs
-	offKoffP int // gather: kdim int32, k·nr
-	offLanes int // gather: ntg·nr int32, lane → plane offset
+	offKoffP int // packed: kdim int32, k·(nr+packPad)
 	offPrep  int // workers × prepLen
-	offPackB int // gather: workers × kdim·nr
+	offPackB int // packed: workers × kdim·(nr+packPad)
 	wsLen    int
 }
 
@@ -95,29 +94,36 @@ func planConv(p Path, s ConvShape, b, threads int) convPlan {
 		}
 		// Direct: tiles sweep the padded rows of one image.
 		ntiles := ceilDiv(pl.qspan, nr)
-		if cost := float64(ntiles) * per; convMode != modeGather && (best < 0 || cost < best) {
-			best, pl.nv, pl.nr, pl.ntiles, pl.mpan, pl.gather = cost, nv, nr, ntiles, mp, false
+		cost := float64(ntiles) * per
+		if s.K == 1 {
+			// Every tap of a 1×1 filter reads another plane: the direct
+			// kernel's unaligned, scattered loads cost about a third more
+			// than the packed panel's (BenchmarkConv2DModes).
+			cost *= 1.35
 		}
-		// Gather: tiles sweep the output pixels of a group of images,
-		// packed by gathers (about gatherCycles per vector).
+		if convMode != modePacked && (best < 0 || cost < best) {
+			best, pl.nv, pl.nr, pl.ntiles, pl.mpan, pl.packed = cost, nv, nr, ntiles, mp, false
+		}
+		// Packed: tiles sweep the output pixels of a group of images,
+		// packed by row runs (about packCycles per run and tap).
 		g := groupSize(pix, nr, b)
 		ntg := ceilDiv(g*pix, nr)
-		gcost := float64(ntg) * (per + float64(pl.kdim*nv)*gatherCycles) / float64(g)
+		runs := ceilDiv(nr, min(s.OW, 2*lanes)) + 1
+		gcost := float64(ntg) * (per + float64(pl.kdim*runs)*packCycles) / float64(g)
 		if convMode != modeDirect && (best < 0 || gcost < best) {
-			best, pl.nv, pl.nr, pl.ntg, pl.group, pl.mpan, pl.gather = gcost, nv, nr, ntg, g, mp, true
+			best, pl.nv, pl.nr, pl.ntg, pl.group, pl.mpan, pl.packed = gcost, nv, nr, ntg, g, mp, true
 		}
 	}
 	pl.offA = 0
 	pl.offKoff = pl.offA + s.OC*pl.kdim
 	pl.offTile = pl.offKoff + pl.kdim
-	if pl.gather {
+	if pl.packed {
 		pl.workers = max(1, min(threads, ceilDiv(b, pl.group)))
-		pl.prepLen = pl.group*pl.imgLen + 16
+		pl.prepLen = pl.group*pl.imgLen + 2*packPad
 		pl.offKoffP = pl.offTile
-		pl.offLanes = pl.offKoffP + pl.kdim
-		pl.offPrep = pl.offLanes + pl.ntg*pl.nr
+		pl.offPrep = pl.offKoffP + pl.kdim
 		pl.offPackB = pl.offPrep + pl.workers*pl.prepLen
-		pl.wsLen = pl.offPackB + pl.workers*pl.kdim*pl.nr
+		pl.wsLen = pl.offPackB + pl.workers*pl.kdim*(pl.nr+packPad)
 		return pl
 	}
 	pl.nsegs = convSegs(s, pl.wq, pl.nr, pl.ntiles, nil, nil)
@@ -136,14 +142,14 @@ var convMode = modeAuto
 const (
 	modeAuto = iota
 	modeDirect
-	modeGather
+	modePacked
 )
 
-// gatherCycles is the measured cost of packing one vector by a gather,
-// relative to the kernel's FMA cycles.
-const gatherCycles = 5
+// packCycles is the cost of copying one run of one tap, relative to the
+// kernel's FMA cycles (measured with BenchmarkConv2DModes).
+const packCycles = 2
 
-// groupSize picks how many images one gather tile sweep covers: enough
+// groupSize picks how many images one packed tile sweep covers: enough
 // pixels for a few tiles, with the least waste in the last tile.
 func groupSize(pix, nr, b int) int {
 	bestG, bestWaste := 1, 2.0
@@ -224,8 +230,8 @@ func Conv2D(dst, src, w, bias []float32, s ConvShape, b int, act Act, ws []float
 			}
 		}
 	}
-	if pl.gather {
-		j.initGather()
+	if pl.packed {
+		j.initPacked()
 	} else {
 		j.start = asInt32(ws[pl.offTile:], pl.ntiles+1)
 		j.segs = asSegs(ws[pl.offSegs:], pl.nsegs)
@@ -246,8 +252,7 @@ type convJob struct {
 	dst, src []float32
 	bias, ws []float32
 	koff     []int32
-	koffP    []int32 // gather: k·nr
-	lanes    []int32 // gather: plane offset of each lane of a group
+	koffP    []int32 // packed: k·(nr+packPad)
 	start    []int32
 	segs     []seg
 	act      Act
@@ -272,8 +277,8 @@ func (j *convJob) packA(w []float32) {
 }
 
 func (j *convJob) run(w int) {
-	if j.pl.gather {
-		j.runGather(w)
+	if j.pl.packed {
+		j.runPacked(w)
 		return
 	}
 	pl, s := &j.pl, &j.s

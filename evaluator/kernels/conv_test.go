@@ -88,7 +88,7 @@ func convCases() []convCase {
 }
 
 func TestConv2D(t *testing.T) {
-	for _, mode := range []string{"auto", "direct", "gather"} {
+	for _, mode := range []string{"auto", "direct", "packed"} {
 		t.Run(mode, func(t *testing.T) {
 			prev := kernels.SetConvMode(mode)
 			defer kernels.SetConvMode(prev)
@@ -127,7 +127,7 @@ func testConv2D(t *testing.T) {
 // TestConv2DThreadsAgree checks that the result does not depend on the
 // thread count: each image is computed the same way whichever worker has it.
 func TestConv2DThreadsAgree(t *testing.T) {
-	for _, mode := range []string{"direct", "gather"} {
+	for _, mode := range []string{"direct", "packed"} {
 		t.Run(mode, func(t *testing.T) {
 			prev := kernels.SetConvMode(mode)
 			defer kernels.SetConvMode(prev)
@@ -161,7 +161,7 @@ func TestConv2DAllocs(t *testing.T) {
 	s := convCase{c: 4, h: 10, w: 10, oc: 8, k: 3, stride: 1, pad: 1, b: 2}.shape()
 	src, w, bias := make([]float32, 2*4*100), make([]float32, 8*36), make([]float32, 8)
 	dst := make([]float32, 2*8*100)
-	for _, mode := range []string{"direct", "gather"} {
+	for _, mode := range []string{"direct", "packed"} {
 		prev := kernels.SetConvMode(mode)
 		ws := make([]float32, kernels.ConvWorkspace(s, 2, 1))
 		forEachPath(t, func(t *testing.T, p kernels.Path) {

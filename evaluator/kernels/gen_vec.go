@@ -478,53 +478,61 @@ func (g *vg) genBF16() {
 	g.p("\tRET\n")
 }
 
-// genGather: the im2col panel packing by gathers, gatherGo's twin.
-func (g *vg) genGather() {
+// genPack: im2col panel packing by row runs, packRunsGo's twin. Each run is
+// copied in whole vectors (one or two): the excess lands in the next run's
+// lanes, which that run then overwrites, or in the row padding.
+func (g *vg) genPack() {
 	s := g.is.suffix
 	L := g.is.lanes
 	R := func(i int) string { return fmt.Sprintf("%s%d", g.is.r, i) }
-	g.p("// func gather%s(dst, src []float32, lanes, koff []int32, nv int)", s)
-	g.p("TEXT ·gather%s(SB), NOSPLIT, $0-104", s)
+	g.p("// func packRuns%s(dst, src []float32, koff []int32, runs []run, stride int)", s)
+	g.p("TEXT ·packRuns%s(SB), NOSPLIT, $0-104", s)
 	g.p("\tMOVQ dst_base+0(FP), DI")
 	g.p("\tMOVQ src_base+24(FP), SI")
-	g.p("\tMOVQ lanes_base+48(FP), BX")
-	g.p("\tMOVQ koff_base+72(FP), R8")
-	g.p("\tMOVQ koff_len+80(FP), CX")
-	g.p("\tMOVQ nv+96(FP), R9")
-	g.p("\tMOVQ R9, R10")
-	g.p("\tSHLQ $%d, R10", map[int]int{16: 6, 8: 5}[L]) // bytes per k
-	g.p("\tTESTQ CX, CX")
-	g.p("\tJEQ gather%s_done", s)
-	for v := 0; v < 4; v++ {
-		g.p("\tVMOVUPS %d(BX), %s", 4*L*v, R(8+v))
-		if v < 3 {
-			g.p("\tCMPQ R9, $%d", v+1)
-			g.p("\tJLE gather%s_loop", s)
-		}
-	}
-	g.p("gather%s_loop:", s)
-	g.p("\tVPBROADCASTD (R8), %s", R(12))
-	for v := 0; v < 4; v++ {
-		if v > 0 {
-			g.p("\tCMPQ R9, $%d", v)
-			g.p("\tJLE gather%s_next", s)
-		}
-		g.p("\tVPADDD %s, %s, %s", R(8+v), R(12), R(13))
-		if g.zmm() {
-			g.p("\tKXNORW K1, K1, K1")
-			g.p("\tVGATHERDPS (SI)(Z13*4), K1, Z14")
-		} else {
-			g.p("\tVPCMPEQD Y15, Y15, Y15")
-			g.p("\tVGATHERDPS Y15, (SI)(Y13*4), Y14")
-		}
-		g.p("\tVMOVUPS %s, %d(DI)", R(14), 4*L*v)
-	}
-	g.p("gather%s_next:", s)
-	g.p("\tADDQ R10, DI")
-	g.p("\tADDQ $4, R8")
+	g.p("\tMOVQ koff_base+48(FP), R8")
+	g.p("\tMOVQ koff_len+56(FP), R9")
+	g.p("\tMOVQ runs_base+72(FP), R10")
+	g.p("\tMOVQ runs_len+80(FP), R11")
+	g.p("\tMOVQ stride+96(FP), R12")
+	g.p("\tSHLQ $2, R12")
+	g.p("\tTESTQ R9, R9")
+	g.p("\tJEQ pack%s_done", s)
+	g.p("\tTESTQ R11, R11")
+	g.p("\tJEQ pack%s_done", s)
+	g.p("pack%s_run:", s)
+	g.p("\tMOVLQSX (R10), AX")
+	g.p("\tLEAQ (SI)(AX*4), BX") // run source
+	g.p("\tMOVLQSX 4(R10), AX")
+	g.p("\tLEAQ (DI)(AX*4), DX") // run destination, row 0
+	g.p("\tMOVQ R8, R13")
+	g.p("\tMOVQ R9, CX")
+	g.p("\tCMPL 8(R10), $%d", L)
+	g.p("\tJGT pack%s_two", s)
+	g.p("pack%s_one:", s)
+	g.p("\tMOVLQSX (R13), AX")
+	g.p("\tVMOVUPS (BX)(AX*4), %s", R(0))
+	g.p("\tVMOVUPS %s, (DX)", R(0))
+	g.p("\tADDQ $4, R13")
+	g.p("\tADDQ R12, DX")
 	g.p("\tDECQ CX")
-	g.p("\tJNE gather%s_loop", s)
-	g.p("gather%s_done:", s)
+	g.p("\tJNE pack%s_one", s)
+	g.p("\tJMP pack%s_next", s)
+	g.p("pack%s_two:", s)
+	g.p("\tMOVLQSX (R13), AX")
+	g.p("\tLEAQ (BX)(AX*4), AX")
+	g.p("\tVMOVUPS (AX), %s", R(0))
+	g.p("\tVMOVUPS %d(AX), %s", 4*L, R(1))
+	g.p("\tVMOVUPS %s, (DX)", R(0))
+	g.p("\tVMOVUPS %s, %d(DX)", R(1), 4*L)
+	g.p("\tADDQ $4, R13")
+	g.p("\tADDQ R12, DX")
+	g.p("\tDECQ CX")
+	g.p("\tJNE pack%s_two", s)
+	g.p("pack%s_next:", s)
+	g.p("\tADDQ $16, R10")
+	g.p("\tDECQ R11")
+	g.p("\tJNE pack%s_run", s)
+	g.p("pack%s_done:", s)
 	g.p("\tVZEROUPPER")
 	g.p("\tRET\n")
 }
@@ -550,7 +558,7 @@ func genVec() {
 		g.genSum()
 		g.genPool()
 		g.genBF16()
-		g.genGather()
+		g.genPack()
 		out.WriteString(g.sb.String())
 	}
 	if err := os.WriteFile("vec_amd64.s", []byte(out.String()), 0o644); err != nil {

@@ -233,21 +233,23 @@ func deinterleave2(_ Path, prep []float32, o0, o1, pad int, row []float32) {
 }
 
 //go:noescape
-func gather512(dst, src []float32, lanes, koff []int32, nv int)
+func packRuns512(dst, src []float32, koff []int32, runs []run, stride int)
 
 //go:noescape
-func gather256(dst, src []float32, lanes, koff []int32, nv int)
+func packRuns256(dst, src []float32, koff []int32, runs []run, stride int)
 
-// gatherPack packs a gather tile (gatherGo). The assembly does not check
-// bounds: the slices are sized here, and every lane offset plus tap offset
-// stays inside src by construction (conv_gather.go).
-func gatherPack(p Path, dst, src []float32, lanes, koff []int32, nv int) {
+// packRuns packs a tile (packRunsGo). The assembly copies whole vectors and
+// does not check bounds: the caller keeps runs to two vectors, rows padded
+// by packPad and packPad floats of slack after the planes (conv_packed.go).
+func packRuns(p Path, dst, src []float32, koff []int32, runs []run, stride int) {
 	switch p {
 	case AVX512:
-		gather512(dst[:len(koff)*nv*16], src, lanes[:nv*16], koff, nv)
+		_ = dst[(len(koff)-1)*stride+stride-1]
+		packRuns512(dst, src, koff, runs, stride)
 	case AVX2:
-		gather256(dst[:len(koff)*nv*8], src, lanes[:nv*8], koff, nv)
+		_ = dst[(len(koff)-1)*stride+stride-1]
+		packRuns256(dst, src, koff, runs, stride)
 	default:
-		gatherGo(dst, src, lanes, koff, nv)
+		packRunsGo(dst, src, koff, runs, stride)
 	}
 }

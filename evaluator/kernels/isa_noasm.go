@@ -20,6 +20,6 @@ func deinterleave2(_ Path, prep []float32, o0, o1, pad int, row []float32) {
 	deinterleave2Go(prep, o0, o1, pad, row)
 }
 
-func gatherPack(_ Path, dst, src []float32, lanes, koff []int32, nv int) {
-	gatherGo(dst, src, lanes, koff, nv)
+func packRuns(_ Path, dst, src []float32, koff []int32, runs []run, stride int) {
+	packRunsGo(dst, src, koff, runs, stride)
 }

@@ -785,58 +785,54 @@ frombf512_done:
 	VZEROUPPER
 	RET
 
-// func gather512(dst, src []float32, lanes, koff []int32, nv int)
-TEXT ·gather512(SB), NOSPLIT, $0-104
+// func packRuns512(dst, src []float32, koff []int32, runs []run, stride int)
+TEXT ·packRuns512(SB), NOSPLIT, $0-104
 	MOVQ dst_base+0(FP), DI
 	MOVQ src_base+24(FP), SI
-	MOVQ lanes_base+48(FP), BX
-	MOVQ koff_base+72(FP), R8
-	MOVQ koff_len+80(FP), CX
-	MOVQ nv+96(FP), R9
-	MOVQ R9, R10
-	SHLQ $6, R10
-	TESTQ CX, CX
-	JEQ gather512_done
-	VMOVUPS 0(BX), Z8
-	CMPQ R9, $1
-	JLE gather512_loop
-	VMOVUPS 64(BX), Z9
-	CMPQ R9, $2
-	JLE gather512_loop
-	VMOVUPS 128(BX), Z10
-	CMPQ R9, $3
-	JLE gather512_loop
-	VMOVUPS 192(BX), Z11
-gather512_loop:
-	VPBROADCASTD (R8), Z12
-	VPADDD Z8, Z12, Z13
-	KXNORW K1, K1, K1
-	VGATHERDPS (SI)(Z13*4), K1, Z14
-	VMOVUPS Z14, 0(DI)
-	CMPQ R9, $1
-	JLE gather512_next
-	VPADDD Z9, Z12, Z13
-	KXNORW K1, K1, K1
-	VGATHERDPS (SI)(Z13*4), K1, Z14
-	VMOVUPS Z14, 64(DI)
-	CMPQ R9, $2
-	JLE gather512_next
-	VPADDD Z10, Z12, Z13
-	KXNORW K1, K1, K1
-	VGATHERDPS (SI)(Z13*4), K1, Z14
-	VMOVUPS Z14, 128(DI)
-	CMPQ R9, $3
-	JLE gather512_next
-	VPADDD Z11, Z12, Z13
-	KXNORW K1, K1, K1
-	VGATHERDPS (SI)(Z13*4), K1, Z14
-	VMOVUPS Z14, 192(DI)
-gather512_next:
-	ADDQ R10, DI
-	ADDQ $4, R8
+	MOVQ koff_base+48(FP), R8
+	MOVQ koff_len+56(FP), R9
+	MOVQ runs_base+72(FP), R10
+	MOVQ runs_len+80(FP), R11
+	MOVQ stride+96(FP), R12
+	SHLQ $2, R12
+	TESTQ R9, R9
+	JEQ pack512_done
+	TESTQ R11, R11
+	JEQ pack512_done
+pack512_run:
+	MOVLQSX (R10), AX
+	LEAQ (SI)(AX*4), BX
+	MOVLQSX 4(R10), AX
+	LEAQ (DI)(AX*4), DX
+	MOVQ R8, R13
+	MOVQ R9, CX
+	CMPL 8(R10), $16
+	JGT pack512_two
+pack512_one:
+	MOVLQSX (R13), AX
+	VMOVUPS (BX)(AX*4), Z0
+	VMOVUPS Z0, (DX)
+	ADDQ $4, R13
+	ADDQ R12, DX
 	DECQ CX
-	JNE gather512_loop
-gather512_done:
+	JNE pack512_one
+	JMP pack512_next
+pack512_two:
+	MOVLQSX (R13), AX
+	LEAQ (BX)(AX*4), AX
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	ADDQ $4, R13
+	ADDQ R12, DX
+	DECQ CX
+	JNE pack512_two
+pack512_next:
+	ADDQ $16, R10
+	DECQ R11
+	JNE pack512_run
+pack512_done:
 	VZEROUPPER
 	RET
 
@@ -1181,58 +1177,54 @@ frombf256_done:
 	VZEROUPPER
 	RET
 
-// func gather256(dst, src []float32, lanes, koff []int32, nv int)
-TEXT ·gather256(SB), NOSPLIT, $0-104
+// func packRuns256(dst, src []float32, koff []int32, runs []run, stride int)
+TEXT ·packRuns256(SB), NOSPLIT, $0-104
 	MOVQ dst_base+0(FP), DI
 	MOVQ src_base+24(FP), SI
-	MOVQ lanes_base+48(FP), BX
-	MOVQ koff_base+72(FP), R8
-	MOVQ koff_len+80(FP), CX
-	MOVQ nv+96(FP), R9
-	MOVQ R9, R10
-	SHLQ $5, R10
-	TESTQ CX, CX
-	JEQ gather256_done
-	VMOVUPS 0(BX), Y8
-	CMPQ R9, $1
-	JLE gather256_loop
-	VMOVUPS 32(BX), Y9
-	CMPQ R9, $2
-	JLE gather256_loop
-	VMOVUPS 64(BX), Y10
-	CMPQ R9, $3
-	JLE gather256_loop
-	VMOVUPS 96(BX), Y11
-gather256_loop:
-	VPBROADCASTD (R8), Y12
-	VPADDD Y8, Y12, Y13
-	VPCMPEQD Y15, Y15, Y15
-	VGATHERDPS Y15, (SI)(Y13*4), Y14
-	VMOVUPS Y14, 0(DI)
-	CMPQ R9, $1
-	JLE gather256_next
-	VPADDD Y9, Y12, Y13
-	VPCMPEQD Y15, Y15, Y15
-	VGATHERDPS Y15, (SI)(Y13*4), Y14
-	VMOVUPS Y14, 32(DI)
-	CMPQ R9, $2
-	JLE gather256_next
-	VPADDD Y10, Y12, Y13
-	VPCMPEQD Y15, Y15, Y15
-	VGATHERDPS Y15, (SI)(Y13*4), Y14
-	VMOVUPS Y14, 64(DI)
-	CMPQ R9, $3
-	JLE gather256_next
-	VPADDD Y11, Y12, Y13
-	VPCMPEQD Y15, Y15, Y15
-	VGATHERDPS Y15, (SI)(Y13*4), Y14
-	VMOVUPS Y14, 96(DI)
-gather256_next:
-	ADDQ R10, DI
-	ADDQ $4, R8
+	MOVQ koff_base+48(FP), R8
+	MOVQ koff_len+56(FP), R9
+	MOVQ runs_base+72(FP), R10
+	MOVQ runs_len+80(FP), R11
+	MOVQ stride+96(FP), R12
+	SHLQ $2, R12
+	TESTQ R9, R9
+	JEQ pack256_done
+	TESTQ R11, R11
+	JEQ pack256_done
+pack256_run:
+	MOVLQSX (R10), AX
+	LEAQ (SI)(AX*4), BX
+	MOVLQSX 4(R10), AX
+	LEAQ (DI)(AX*4), DX
+	MOVQ R8, R13
+	MOVQ R9, CX
+	CMPL 8(R10), $8
+	JGT pack256_two
+pack256_one:
+	MOVLQSX (R13), AX
+	VMOVUPS (BX)(AX*4), Y0
+	VMOVUPS Y0, (DX)
+	ADDQ $4, R13
+	ADDQ R12, DX
 	DECQ CX
-	JNE gather256_loop
-gather256_done:
+	JNE pack256_one
+	JMP pack256_next
+pack256_two:
+	MOVLQSX (R13), AX
+	LEAQ (BX)(AX*4), AX
+	VMOVUPS (AX), Y0
+	VMOVUPS 32(AX), Y1
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	ADDQ $4, R13
+	ADDQ R12, DX
+	DECQ CX
+	JNE pack256_two
+pack256_next:
+	ADDQ $16, R10
+	DECQ R11
+	JNE pack256_run
+pack256_done:
 	VZEROUPPER
 	RET
 

@@ -1,0 +1,105 @@
+package kernels
+
+// The packed variant of the convolution, for small output maps where the
+// direct tiles waste most lanes on padding columns and partial tiles (a 7×7
+// map with a 5×5 filter keeps 49 of 96 lanes busy). Tiles run over the output
+// pixels of a group of images, back to back; each tile's B panel (kdim rows of
+// nr floats, row stride nr+16) is packed from the images' phase planes, one
+// run of consecutive output pixels of one output row at a time: for every tap
+// k, run r copies n floats from prep[koff[k] + r.src] to lane r.lane. The
+// packed panel then feeds the same micro-kernels, with store segments that
+// split at image boundaries. This is im2col, one tile at a time, by vector
+// copies.
+
+// run is one row run of a packed tile; the assembly reads it (16 bytes).
+type run struct {
+	src  int32 // plane offset of the run's first pixel
+	lane int32 // its lane in the tile
+	n    int32 // pixels, at most 2 vectors
+	_    int32
+}
+
+// packPad is the padding after each packed row: the assembly copies whole
+// vectors and may write up to a vector past a run.
+const packPad = 16
+
+func (j *convJob) initPacked() {
+	pl := &j.pl
+	j.koffP = asInt32(j.ws[pl.offKoffP:], pl.kdim)
+	for k := range j.koffP {
+		j.koffP[k] = int32(k * (pl.nr + packPad))
+	}
+}
+
+func (j *convJob) runPacked(w int) {
+	pl, s := &j.pl, &j.s
+	ngroups := ceilDiv(j.b, pl.group)
+	lo, hi := share(ngroups, pl.workers, w)
+	if lo >= hi {
+		return
+	}
+	prep := j.ws[pl.offPrep+w*pl.prepLen : pl.offPrep+(w+1)*pl.prepLen]
+	clear(prep)
+	stride := pl.nr + packPad
+	packB := j.ws[pl.offPackB+w*pl.kdim*stride : pl.offPackB+(w+1)*pl.kdim*stride]
+	pix := s.OH * s.OW
+	in := s.C * s.H * s.W
+	maxRun := 2 * pl.path.lanes()
+	var segBuf [maxSegs + 1]seg
+	var runBuf [2*maxSegs + 2]run
+	ta := tileArgs{
+		a: j.ws[pl.offA : pl.offA+s.OC*pl.kdim], b: packB, koff: j.koffP, c: j.dst,
+		rowBias: j.bias, colBias: zeros[:], k: pl.kdim, ldc: pix, act: epilogueAct(j.act),
+	}
+	for grp := lo; grp < hi; grp++ {
+		img0 := grp * pl.group
+		g := min(pl.group, j.b-img0)
+		for i := range g {
+			prepImage(pl, s, prep[i*pl.imgLen:(i+1)*pl.imgLen], j.src[(img0+i)*in:(img0+i+1)*in])
+		}
+		nl := g * pix
+		for t := range ceilDiv(nl, pl.nr) {
+			n0 := t * pl.nr
+			end := min(nl, n0+pl.nr)
+			nr := 0
+			for n := n0; n < end; {
+				i, q := n/pix, n%pix
+				oh, ow := q/s.OW, q%s.OW
+				l := min(s.OW-ow, end-n, maxRun)
+				runBuf[nr] = run{src: int32(i*pl.imgLen + oh*pl.wq + ow), lane: int32(n - n0), n: int32(l)}
+				nr++
+				n += l
+			}
+			packRuns(pl.path, packB, prep, j.koff, runBuf[:nr], stride)
+			ns := 0
+			for i := n0 / pix; i*pix < end; i++ {
+				a, b := max(i*pix, n0), min((i+1)*pix, end)
+				segBuf[ns].off = int32(i*(s.OC-1)*pix + n0)
+				segBuf[ns].setMask(laneMask(a-n0, b-n0))
+				ns++
+			}
+			ta.segs = segBuf[:ns]
+			for i := range pl.mpan {
+				oc0, mr := panel(s.OC, pl.mpan, i)
+				ta.aoff, ta.astride, ta.mr = oc0*pl.kdim, mr, mr
+				ta.coff, ta.rboff = img0*s.OC*pix+oc0*pix, oc0
+				gemm(pl.path, pl.nv, &ta)
+			}
+		}
+		if applyAfter(j.act) {
+			applyVec(pl.path, j.act, j.dst[img0*s.OC*pix:(img0+g)*s.OC*pix])
+		}
+	}
+}
+
+// packRunsGo is the pure-Go twin of the run packing kernels: for every tap
+// k and run r, dst[k·stride + r.lane + i] = src[koff[k] + r.src + i], i < r.n.
+func packRunsGo(dst, src []float32, koff []int32, runs []run, stride int) {
+	for _, r := range runs {
+		for k, o := range koff {
+			d := k*stride + int(r.lane)
+			sr := int(o) + int(r.src)
+			copy(dst[d:d+int(r.n)], src[sr:sr+int(r.n)])
+		}
+	}
+}
