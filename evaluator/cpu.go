@@ -1,7 +1,6 @@
 package evaluator
 
 import (
-	"context"
 	"fmt"
 	"sync"
 

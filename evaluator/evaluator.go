@@ -10,7 +10,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/neateval/neateval/datasets"
 	"github.com/neateval/neateval/neat"
 	"github.com/neateval/neateval/vram"
 )

@@ -240,7 +240,6 @@ func TestRunRunOutcomes(t *testing.T) {
 			<-ctx.Done()
 			return ctx.Err()
 		}, 130, EvRunInterrupted, "interrupted; the results written so far are kept in results.jsonl (run again with --resume to finish)"},
-		{"not wired", evaluate, 1, EvRunFailed, "run: " + errNotWired.Error()},
 	}
 	for _, tt := range tests {
 		withRunEval(t, tt.eval)

@@ -215,14 +215,17 @@ func NonFinite(t *testing.T, nb NewBackend) {
 	}
 }
 
-// denseGenome is flatten → dense(classes) with every weight = w.
+// denseGenome is flatten → dense(classes) with every weight and bias = w.
 func denseGenome(id int64, in neat.Input, classes int, w float32) *neat.Genome {
 	n := in.Channels * in.Height * in.Width
 	wt := &neat.Tensor{Shape: []int{classes, n}, Data: make([]float32, classes*n)}
 	for i := range wt.Data {
-		wt.Data[i] = w * float32(1+i%3)
+		wt.Data[i] = w
 	}
 	bias := &neat.Tensor{Shape: []int{classes}, Data: make([]float32, classes)}
+	for i := range bias.Data {
+		bias.Data[i] = w
+	}
 	return &neat.Genome{
 		ID: id, Output: 1,
 		Nodes:  []neat.Node{{ID: 1, Op: neat.OpDense, Inputs: []int{0}, OutFeatures: classes, Padding: neat.PaddingDefault}},
