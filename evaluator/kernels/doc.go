@@ -1,0 +1,50 @@
+// Package kernels computes the layers of neateval's CPU backend: 2-D
+// convolution, dense layers, pooling, merges and activations over float32
+// NCHW batches.
+//
+// # Paths
+//
+// Every kernel has a pure-Go implementation, the reference, and assembly
+// twins for AVX2+FMA and AVX-512 (gonum's pattern: *_amd64.go and *_amd64.s
+// beside *_noasm.go under the build tags "!amd64 || noasm"). The fastest path
+// the processor supports is selected at start-up (golang.org/x/sys/cpu);
+// [Select] switches paths at run time so that tests and benchmarks can run
+// all of them in one process. The paths compute the same values up to float
+// rounding: the assembly uses fused multiply-adds where Go rounds twice.
+//
+// # Algorithms
+//
+// Convolutions and dense layers are matrix products C = A·B computed by
+// register-blocked micro-kernels: up to 28 rows (output channels, or batch
+// rows) by 16 to 64 columns (output pixels, or output features), with the
+// column vectors read through a per-k offset table and the bias, ReLU and
+// LeakyReLU fused into the store. Tanh, sigmoid and GELU follow as a vector
+// pass over the freshly written, cache-hot output. Per shape, Conv2D picks
+// by a cost model between
+//
+//   - direct: the image, zero-padded and (for stride S) split into S×S phase
+//     planes, is read in place; tile columns are consecutive positions of
+//     the padded rows, the padding columns are masked out of the stores.
+//     Best on large maps (28×28, 14×14) and for small channel counts, where
+//     nothing is copied per filter tap;
+//   - packed: im2col one tile at a time, by row-run vector copies, with
+//     tiles spanning a group of images. Best on small maps (7×7 and below)
+//     and 1×1 filters, where the direct tiles would waste lanes.
+//
+// Dense layers pack Wᵀ in column panels and the batch in row panels. Small
+// channel counts (1 to 16) keep their speed because the tile height is a
+// run-time argument (no padding to the register block) and the tile width
+// is chosen per shape.
+//
+// # Memory and threads
+//
+// No kernel allocates: scratch comes from the caller, sized up front by
+// [ConvWorkspace] and [DenseWorkspace] (valid on every path). With
+// threads > 1 a call fans out to that many goroutines over images (or batch
+// rows) and waits for them; threads = 1 runs on the caller's goroutine.
+// Kernels keep no state between calls, so independent forwards may run
+// concurrently, each with its own workspace.
+//
+// Bad arguments (lengths, shapes) panic with a message prefixed "kernels:":
+// they are bugs of the caller, which validates genomes before it runs them.
+package kernels
