@@ -8,8 +8,9 @@ import (
 	"github.com/neateval/neateval/evaluator/kernels"
 )
 
-// Benchmarks run on the selected (fastest) path unless KERNELS_PATH... no:
-// each benchmark has one sub-benchmark per path, so a run compares them.
+// Each benchmark has one sub-benchmark per SIMD path, so that a run compares
+// them; the pure-Go path joins with -v. FLOPs are counted as the population
+// format counts them: 2 × multiply-adds.
 
 type benchConv struct {
 	name                      string
@@ -110,7 +111,7 @@ func BenchmarkSGEMM(b *testing.B) {
 	}
 }
 
-// BenchmarkConv2DModes compares the direct and the gather convolution on
+// BenchmarkConv2DModes compares the direct and the packed convolution on
 // the selected path (the cost model in planConv picks between them).
 func BenchmarkConv2DModes(b *testing.B) {
 	for _, bc := range benchConvs {

@@ -113,7 +113,7 @@ func sum256(x []float32) float32
 func pool2x2_512(isMax int, out, in []float32, planes, oh, ow, w int)
 
 //go:noescape
-func pool2x2_256(isMax int, out, in []float32, planes, oh, ow, w int)
+func pool2x2_256(isMax int, out, in []float32, planes, oh, ow, w int, masks *[24]int32)
 
 //go:noescape
 func toBF16_512(dst []uint16, src []float32)
@@ -186,17 +186,29 @@ func pool2x2(p Path, isMax bool, dst, src []float32, planes, h, w, oh, ow int) {
 	if h != 2*oh {
 		np, step = 1, planes
 	}
+	// AVX2's tail masks: the 2·rem input lanes over two vectors, then the
+	// rem output lanes.
+	var masks [24]int32
+	rem := ow % 8
+	for i := range 8 {
+		if i < 2*rem {
+			masks[i] = -1
+		}
+		if i+8 < 2*rem {
+			masks[8+i] = -1
+		}
+		if i < rem {
+			masks[16+i] = -1
+		}
+	}
 	for i := 0; i < step; i++ {
 		in := src[i*h*w : (i+np)*h*w]
 		out := dst[i*oh*ow : (i+np)*oh*ow]
 		if p == AVX512 {
 			pool2x2_512(m, out, in, np, oh, ow, w)
 		} else {
-			pool2x2_256(m, out, in, np, oh, ow, w)
+			pool2x2_256(m, out, in, np, oh, ow, w, &masks)
 		}
-	}
-	if p == AVX2 && ow%8 != 0 {
-		pool2x2Rows(isMax, dst, src, planes, h, w, oh, ow, ow&^7)
 	}
 }
 
@@ -252,4 +264,27 @@ func packRuns(p Path, dst, src []float32, koff []int32, runs []run, stride int) 
 	default:
 		packRunsGo(dst, src, koff, runs, stride)
 	}
+}
+
+//go:noescape
+func poolRow512(isMax int, out, in []float32, w, k, s int, scale float32)
+
+// poolVec runs a k×k pool of stride 1 or 2 row by row on AVX-512 and
+// reports whether it did. The kernel reads input rows [oy·s, oy·s+k) and
+// masks every column past the window.
+func poolVec(p Path, isMax bool, dst, src []float32, planes, h, w, k, s, oh, ow int, scale float32) bool {
+	if p != AVX512 || s > 2 {
+		return false
+	}
+	m := 0
+	if isMax {
+		m = 1
+	}
+	for pl := range planes {
+		in := src[pl*h*w : (pl+1)*h*w]
+		for oy := range oh {
+			poolRow512(m, dst[(pl*oh+oy)*ow:(pl*oh+oy+1)*ow], in[oy*s*w:(oy*s+k)*w], w, k, s, scale)
+		}
+	}
+	return true
 }

@@ -36,6 +36,9 @@ func pool(p Path, isMax bool, dst, src []float32, planes, h, w, k, stride, oh, o
 		return
 	}
 	scale := float32(1) / float32(k*k)
+	if poolVec(p, isMax, dst, src, planes, h, w, k, stride, oh, ow, scale) {
+		return
+	}
 	for pl := range planes {
 		in := src[pl*h*w : (pl+1)*h*w]
 		out := dst[pl*oh*ow : (pl+1)*oh*ow]

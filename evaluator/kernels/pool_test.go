@@ -44,7 +44,8 @@ func poolRef(src []float32, planes, h, w, k, s, oh, ow int, isMax bool) []float6
 func TestPool(t *testing.T) {
 	type tc struct{ b, c, h, w, k, s int }
 	cases := []tc{{1, 1, 2, 2, 2, 2}, {2, 3, 28, 28, 2, 2}, {1, 2, 7, 7, 2, 2}, {3, 1, 5, 33, 2, 2}, {1, 2, 9, 9, 3, 3},
-		{2, 2, 9, 8, 3, 2}, {1, 1, 6, 6, 1, 1}, {1, 3, 65, 67, 2, 2}, {2, 1, 10, 10, 4, 1}, {1, 1, 3, 3, 3, 1}}
+		{2, 2, 9, 8, 3, 2}, {1, 1, 6, 6, 1, 1}, {1, 3, 65, 67, 2, 2}, {2, 1, 10, 10, 4, 1}, {1, 1, 3, 3, 3, 1},
+		{1, 2, 9, 40, 3, 2}, {2, 1, 5, 40, 2, 1}, {1, 1, 8, 70, 3, 2}, {1, 2, 6, 35, 2, 2}}
 	forEachPath(t, func(t *testing.T, p kernels.Path) {
 		r := rand.New(rand.NewPCG(9, 10))
 		for _, c := range cases {

@@ -399,6 +399,107 @@ DATA ·oddIdx+60(SB)/4, $31
 GLOBL ·evenIdx(SB), RODATA|NOPTR, $64
 GLOBL ·oddIdx(SB), RODATA|NOPTR, $64
 
+// func poolRow512(isMax int, out, in []float32, w, k, s int, scale float32)
+TEXT ·poolRow512(SB), NOSPLIT, $0-84
+	MOVQ out_base+8(FP), DI
+	MOVQ out_len+16(FP), CX
+	MOVQ in_base+32(FP), SI
+	MOVQ w+56(FP), R8
+	SHLQ $2, R8
+	MOVQ k+64(FP), R9
+	MOVQ s+72(FP), R10
+	VBROADCASTSS scale+80(FP), Z13
+	VMOVDQU32 ·evenIdx(SB), Z14
+	MOVQ isMax+0(FP), R11
+prow_chunk:
+	TESTQ CX, CX
+	JEQ prow_done
+	MOVQ CX, BX
+	CMPQ BX, $16
+	JLE prow_n
+	MOVQ $16, BX
+prow_n:
+	MOVQ BX, R12
+	MOVQ CX, R13
+	MOVQ R12, CX
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+	KMOVW AX, K2
+	LEAQ -1(R12)(R12*1), CX
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+	KMOVW AX, K3
+	SHRQ $16, AX
+	KMOVW AX, K4
+	MOVQ R13, CX
+	VPXORD Z4, Z4, Z4
+	TESTQ R11, R11
+	JEQ prow_taps
+	MOVQ SI, AX
+	CMPQ R10, $1
+	JNE prow_first2
+	VMOVUPS.Z (AX), K2, Z0
+	JMP prow_firstok
+prow_first2:
+	VMOVUPS.Z (AX), K3, Z0
+	VMOVUPS.Z 64(AX), K4, Z1
+	VMOVAPS Z14, Z2
+	VPERMI2PS Z1, Z0, Z2
+	VMOVAPS Z2, Z0
+prow_firstok:
+	VMOVAPS Z0, Z4
+prow_taps:
+	MOVQ SI, DX
+	MOVQ R9, R12
+prow_ky:
+	MOVQ DX, AX
+	MOVQ R9, R13
+prow_kx:
+	CMPQ R10, $1
+	JNE prow_tap2
+	VMOVUPS.Z (AX), K2, Z0
+	JMP prow_tapok
+prow_tap2:
+	VMOVUPS.Z (AX), K3, Z0
+	VMOVUPS.Z 64(AX), K4, Z1
+	VMOVAPS Z14, Z2
+	VPERMI2PS Z1, Z0, Z2
+	VMOVAPS Z2, Z0
+prow_tapok:
+	TESTQ R11, R11
+	JEQ prow_add
+	VMAXPS Z4, Z0, Z5
+	VCMPPS $7, Z4, Z4, K5
+	VCMPPS $3, Z0, Z0, K5, K1
+	VMOVAPS Z0, K1, Z5
+	VMOVAPS Z5, Z4
+	JMP prow_tapnext
+prow_add:
+	VADDPS Z0, Z4, Z4
+prow_tapnext:
+	ADDQ $4, AX
+	DECQ R13
+	JNE prow_kx
+	ADDQ R8, DX
+	DECQ R12
+	JNE prow_ky
+	TESTQ R11, R11
+	JNE prow_store
+	VMULPS Z13, Z4, Z4
+prow_store:
+	VMOVUPS Z4, K2, (DI)
+	ADDQ $64, DI
+	MOVQ R10, AX
+	SHLQ $6, AX
+	ADDQ AX, SI
+	SUBQ $16, CX
+	JA prow_chunk
+prow_done:
+	VZEROUPPER
+	RET
+
 // func act512(act int, x []float32): x[i] = act(x[i]), len(x) a multiple of 16.
 TEXT ·act512(SB), NOSPLIT, $0-32
 	MOVQ act+0(FP), AX
@@ -1055,8 +1156,12 @@ sum256_red:
 	MOVSS X0, ret+24(FP)
 	RET
 
-// func pool2x2_256(isMax int, out, in []float32, planes, oh, ow, w int)
-TEXT ·pool2x2_256(SB), NOSPLIT, $0-88
+// func pool2x2_256(isMax int, out, in []float32, planes, oh, ow, w int, masks *[24]int32)
+TEXT ·pool2x2_256(SB), NOSPLIT, $0-96
+	MOVQ masks+88(FP), AX
+	VMOVDQU (AX), Y9
+	VMOVDQU 32(AX), Y10
+	VMOVDQU 64(AX), Y11
 	MOVQ out_base+8(FP), DI
 	MOVQ in_base+32(FP), SI
 	MOVQ planes+56(FP), R8
@@ -1116,6 +1221,39 @@ pool256_vdone:
 	DECQ CX
 	JNE pool256_vec
 pool256_tail:
+	VPTEST Y11, Y11
+	JEQ pool256_next
+	VMASKMOVPS (AX), Y9, Y0
+	VMASKMOVPS 32(AX), Y10, Y1
+	VMASKMOVPS (BX), Y9, Y2
+	VMASKMOVPS 32(BX), Y10, Y3
+	TESTQ R12, R12
+	JEQ pool256_tavg
+	VMAXPS Y0, Y2, Y5
+	VCMPPS $3, Y2, Y2, Y12
+	VBLENDVPS Y12, Y2, Y5, Y5
+	VMAXPS Y1, Y3, Y6
+	VCMPPS $3, Y3, Y3, Y12
+	VBLENDVPS Y12, Y3, Y6, Y6
+	VSHUFPS $0x88, Y6, Y5, Y7
+	VPERMPD $0xd8, Y7, Y7
+	VSHUFPS $0xdd, Y6, Y5, Y8
+	VPERMPD $0xd8, Y8, Y8
+	VMAXPS Y7, Y8, Y4
+	VCMPPS $3, Y8, Y8, Y12
+	VBLENDVPS Y12, Y8, Y4, Y4
+	JMP pool256_tdone
+pool256_tavg:
+	VADDPS Y2, Y0, Y5
+	VADDPS Y3, Y1, Y6
+	VSHUFPS $0x88, Y6, Y5, Y7
+	VPERMPD $0xd8, Y7, Y7
+	VSHUFPS $0xdd, Y6, Y5, Y8
+	VPERMPD $0xd8, Y8, Y8
+	VADDPS Y8, Y7, Y4
+	VMULPS Y13, Y4, Y4
+pool256_tdone:
+	VMASKMOVPS Y4, Y11, (DX)
 pool256_next:
 	LEAQ (SI)(R11*2), SI
 	LEAQ (DI)(R10*4), DI
