@@ -345,15 +345,26 @@ func prepImage(pl *convPlan, s *ConvShape, prep, img []float32) {
 	}
 }
 
-// deinterleave2Go writes the pixels of one padded row with even x = iw+pad to
-// prep[o0 + x/2] and those with odd x to prep[o1 + x/2].
-func deinterleave2Go(prep []float32, o0, o1, pad int, row []float32) {
-	for iw, v := range row {
-		x := iw + pad
-		if x&1 == 0 {
-			prep[o0+x/2] = v
-		} else {
-			prep[o1+x/2] = v
-		}
+// deinterleave2 writes the pixels of one row of the image, whose padded
+// column is x = iw + pad, to prep[o0 + x/2] for even x and to prep[o1 + x/2]
+// for odd x.
+func deinterleave2(p Path, prep []float32, o0, o1, pad int, row []float32) {
+	ne, no := (len(row)+1)/2, len(row)/2
+	var even, odd []float32 // row[2i] and row[2i+1]
+	if pad%2 == 0 {
+		even, odd = prep[o0+pad/2:o0+pad/2+ne], prep[o1+pad/2:o1+pad/2+no]
+	} else {
+		even, odd = prep[o1+pad/2:o1+pad/2+ne], prep[o0+pad/2+1:o0+pad/2+1+no]
+	}
+	deint(p, even, odd, row)
+}
+
+// deintGo is the pure-Go twin of the deinterleaving kernels.
+func deintGo(even, odd, row []float32) {
+	for i := range odd {
+		even[i], odd[i] = row[2*i], row[2*i+1]
+	}
+	if len(even) > len(odd) {
+		even[len(odd)] = row[len(row)-1]
 	}
 }

@@ -240,10 +240,6 @@ func fromBF16Vec(p Path, dst []float32, src []uint16) int {
 	return 0
 }
 
-func deinterleave2(_ Path, prep []float32, o0, o1, pad int, row []float32) {
-	deinterleave2Go(prep, o0, o1, pad, row)
-}
-
 //go:noescape
 func packRuns512(dst, src []float32, koff []int32, runs []run, stride int)
 
@@ -287,4 +283,26 @@ func poolVec(p Path, isMax bool, dst, src []float32, planes, h, w, k, s, oh, ow 
 		}
 	}
 	return true
+}
+
+//go:noescape
+func deint512(even, odd, row []float32)
+
+//go:noescape
+func deint256(even, odd, row []float32)
+
+// deint splits row into its even and odd elements (deintGo); the slices are
+// checked here, the assembly writes exactly ceil(n/2) and n/2 floats.
+func deint(p Path, even, odd, row []float32) {
+	even, odd = even[:(len(row)+1)/2], odd[:len(row)/2]
+	switch p {
+	case AVX512:
+		deint512(even, odd, row)
+	case AVX2:
+		n := len(row) &^ 15
+		deint256(even, odd, row[:n])
+		deintGo(even[n/2:], odd[n/2:], row[n:])
+	default:
+		deintGo(even, odd, row)
+	}
 }

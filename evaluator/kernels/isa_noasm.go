@@ -16,9 +16,6 @@ func sumVec(_ Path, x []float32) float32        { return sumGo(x) }
 func addVec(_ Path, dst, src []float32)         { addGo(dst, src) }
 func toBF16Vec(Path, []uint16, []float32) int   { return 0 }
 func fromBF16Vec(Path, []float32, []uint16) int { return 0 }
-func deinterleave2(_ Path, prep []float32, o0, o1, pad int, row []float32) {
-	deinterleave2Go(prep, o0, o1, pad, row)
-}
 
 func packRuns(_ Path, dst, src []float32, koff []int32, runs []run, stride int) {
 	packRunsGo(dst, src, koff, runs, stride)
@@ -27,3 +24,5 @@ func packRuns(_ Path, dst, src []float32, koff []int32, runs []run, stride int) 
 func poolVec(Path, bool, []float32, []float32, int, int, int, int, int, int, int, float32) bool {
 	return false
 }
+
+func deint(_ Path, even, odd, row []float32) { deintGo(even, odd, row) }

@@ -937,6 +937,65 @@ pack512_done:
 	VZEROUPPER
 	RET
 
+// func deint512(even, odd, row []float32)
+TEXT ·deint512(SB), NOSPLIT, $0-72
+	MOVQ even_base+0(FP), DI
+	MOVQ odd_base+24(FP), DX
+	MOVQ row_base+48(FP), SI
+	MOVQ row_len+56(FP), CX
+	VMOVDQU32 ·evenIdx(SB), Z14
+	VMOVDQU32 ·oddIdx(SB), Z15
+deint512_loop:
+	CMPQ CX, $32
+	JLT deint512_tail
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	VMOVAPS Z14, Z2
+	VPERMI2PS Z1, Z0, Z2
+	VMOVAPS Z15, Z3
+	VPERMI2PS Z1, Z0, Z3
+	VMOVUPS Z2, (DI)
+	VMOVUPS Z3, (DX)
+	ADDQ $128, SI
+	ADDQ $64, DI
+	ADDQ $64, DX
+	SUBQ $32, CX
+	JMP deint512_loop
+deint512_tail:
+	TESTQ CX, CX
+	JEQ deint512_done
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+	KMOVW AX, K1
+	SHRQ $16, AX
+	KMOVW AX, K2
+	MOVQ CX, BX
+	SHRQ $1, BX
+	MOVQ CX, R8
+	SUBQ BX, R8
+	MOVQ R8, CX
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+	KMOVW AX, K3
+	MOVQ BX, CX
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+	KMOVW AX, K4
+	VMOVUPS.Z (SI), K1, Z0
+	VMOVUPS.Z 64(SI), K2, Z1
+	VMOVAPS Z14, Z2
+	VPERMI2PS Z1, Z0, Z2
+	VMOVAPS Z15, Z3
+	VPERMI2PS Z1, Z0, Z3
+	VMOVUPS Z2, K3, (DI)
+	VMOVUPS Z3, K4, (DX)
+deint512_done:
+	VZEROUPPER
+	RET
+
 // func act256(act int, x []float32): x[i] = act(x[i]), len(x) a multiple of 8.
 TEXT ·act256(SB), NOSPLIT, $0-32
 	MOVQ act+0(FP), AX
@@ -1363,6 +1422,33 @@ pack256_next:
 	DECQ R11
 	JNE pack256_run
 pack256_done:
+	VZEROUPPER
+	RET
+
+// func deint256(even, odd, row []float32)
+TEXT ·deint256(SB), NOSPLIT, $0-72
+	MOVQ even_base+0(FP), DI
+	MOVQ odd_base+24(FP), DX
+	MOVQ row_base+48(FP), SI
+	MOVQ row_len+56(FP), CX
+deint256_loop:
+	CMPQ CX, $16
+	JLT deint256_tail
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VSHUFPS $0x88, Y1, Y0, Y2
+	VPERMPD $0xd8, Y2, Y2
+	VSHUFPS $0xdd, Y1, Y0, Y3
+	VPERMPD $0xd8, Y3, Y3
+	VMOVUPS Y2, (DI)
+	VMOVUPS Y3, (DX)
+	ADDQ $64, SI
+	ADDQ $32, DI
+	ADDQ $32, DX
+	SUBQ $16, CX
+	JMP deint256_loop
+deint256_tail:
+deint256_done:
 	VZEROUPPER
 	RET
 
