@@ -7,7 +7,8 @@
 //
 //   - gpu_resident, when all models plus the activations of the forwards in
 //     flight fit in population_vram_resident_threshold (0.50) of device
-//     memory: every genome is loaded once for the generation;
+//     memory, and under the peak ceiling below: every genome is loaded once
+//     for the generation;
 //   - cpu_staged otherwise: the population stays in host memory and moves
 //     through the device in chunks.
 //

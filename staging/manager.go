@@ -62,12 +62,13 @@ type Chunk struct {
 	// Indexes are the population indexes of the chunk's genomes, in order.
 	Indexes []int
 
-	models  map[int]Resident
-	errs    map[int]error
-	started bool
-	done    chan struct{} // closed when the chunk's load has finished
-	// Wait is how long LoadChunk waited for this chunk's weights: the load
-	// time that no evaluation overlapped.
+	models   map[int]Resident
+	errs     map[int]error
+	started  bool
+	unloaded bool
+	done     chan struct{} // closed when the chunk's load has finished
+	// Wait is how long PrepareForEval and LoadChunk waited for this chunk's
+	// weights: the load time that no evaluation overlapped.
 	Wait time.Duration
 }
 
@@ -106,23 +107,51 @@ func (m *Manager) PrepareForEval(items []Item, fixed int64, load LoadFunc) (*Pla
 	m.loadWait, m.loadTime = 0, 0
 	logPlan(m.log, plan, m.cfg, len(items))
 	if plan.Mode == GPUResident && len(m.chunks) == 1 {
-		m.startLoad(m.chunks[0])
-		<-m.chunks[0].done
+		// Nothing is evaluated while the resident population loads: all of
+		// it is exposed load time.
+		c, start := m.chunks[0], time.Now()
+		m.startLoad(c)
+		<-c.done
+		c.Wait = time.Since(start)
+		m.mu.Lock()
+		m.loadWait += c.Wait
+		m.mu.Unlock()
 	}
 	return plan, nil
 }
 
-// IterEvalChunks yields the planned chunks in order. The caller loads,
-// evaluates and unloads each; with prefetch, loading chunk i starts the load
-// of chunk i+1 in the background.
+// IterEvalChunks yields the planned chunks in order, until ctx is done. The
+// caller loads, evaluates and unloads each; with prefetch, loading chunk i
+// starts the load of chunk i+1 in the background. When the loop ends early
+// (a break, a return, ctx cancelled), a chunk that prefetch loaded ahead of
+// the one in hand is unloaded here; the chunk in hand stays the caller's to
+// unload.
 func (m *Manager) IterEvalChunks(ctx context.Context) iter.Seq[*Chunk] {
 	return func(yield func(*Chunk) bool) {
+		next := 0
+		defer func() {
+			for _, c := range m.chunks[next:] {
+				if m.isStarted(c) && !c.unloaded {
+					m.UnloadChunk(c)
+				}
+			}
+		}()
 		for _, c := range m.chunks {
-			if ctx.Err() != nil || !yield(c) {
+			if ctx.Err() != nil {
+				return
+			}
+			next = c.Index + 1
+			if !yield(c) {
 				return
 			}
 		}
 	}
+}
+
+func (m *Manager) isStarted(c *Chunk) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return c.started
 }
 
 // LoadChunk puts the chunk's weights on the device, waiting for a prefetch
@@ -138,9 +167,10 @@ func (m *Manager) LoadChunk(ctx context.Context, c *Chunk) error {
 		<-c.done // a load in flight finishes; the caller unloads
 		return ctx.Err()
 	}
-	c.Wait = time.Since(start)
+	wait := time.Since(start)
+	c.Wait += wait
 	m.mu.Lock()
-	m.loadWait += c.Wait
+	m.loadWait += wait
 	m.mu.Unlock()
 	if m.plan.Prefetch && c.Index+1 < len(m.chunks) {
 		m.startLoad(m.chunks[c.Index+1])
@@ -177,15 +207,17 @@ func (m *Manager) startLoad(c *Chunk) {
 }
 
 // UnloadChunk frees the chunk's weights and returns the allocator's cached
-// blocks to the device.
+// blocks to the device. It waits for a load in flight first; unloading a
+// chunk twice, or one never loaded, is harmless.
 func (m *Manager) UnloadChunk(c *Chunk) {
-	if c.started {
+	if m.isStarted(c) {
 		<-c.done
 	}
 	for _, r := range c.models {
 		r.Unload()
 	}
 	c.models = nil
+	c.unloaded = true
 	m.dev.EmptyCache()
 }
 

@@ -148,7 +148,12 @@ func NewPlan(cfg Config, items []Item, total, fixed int64) (*Plan, error) {
 			fixed, cfg.UsageThreshold*100, total)
 	}
 
-	if cfg.Adaptive && float64(sumModel+evalAct) <= cfg.ResidentThreshold*float64(total) {
+	// Resident needs the seed's condition (models + eval activations within
+	// ResidentThreshold of the device) and the peak ceiling: with a large
+	// M_fixed, 50% of the device on top of it would pass the usage
+	// threshold.
+	resident := float64(sumModel+evalAct) <= cfg.ResidentThreshold*float64(total) && sumModel+evalAct <= ceiling
+	if cfg.Adaptive && resident {
 		p.Mode = GPUResident
 		all := ChunkPlan{Model: sumModel, Peak: sumModel + evalAct}
 		for i := range items {
@@ -234,7 +239,7 @@ func pack(items []Item, par int, modelBudget, peakBudget int64) []ChunkPlan {
 		it := items[i]
 		placed := false
 		for _, c := range chunks {
-			if c.Oversize {
+			if c.Oversize || c.Model+it.Model > modelBudget {
 				continue
 			}
 			top := insertTop(c.top, it.Act, par)
