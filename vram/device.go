@@ -48,11 +48,19 @@ var ErrOutOfMemory = errors.New("out of memory")
 
 // OOMError is the out-of-memory error of a device: an allocation of
 // Requested bytes failed with Free bytes free out of Total.
+//
+// Free is what the device itself had free (not reserved by the allocator),
+// after the allocator released its cache to retry. Allocated and Cached are
+// the allocator's live and cached bytes at that moment: cached bytes are free
+// to the allocator but could not serve this request (they lie in segments
+// that also hold live blocks, or in the other size pool).
 type OOMError struct {
 	Device    string
 	Requested int64
 	Free      int64
 	Total     int64
+	Allocated int64
+	Cached    int64
 	// Injected is true when the failure was injected by fault injection
 	// rather than by the allocator running out.
 	Injected bool
@@ -61,6 +69,9 @@ type OOMError struct {
 func (e *OOMError) Error() string {
 	s := fmt.Sprintf("%s: out of memory: tried to allocate %s with %s free of %s",
 		e.Device, FormatBytes(e.Requested), FormatBytes(e.Free), FormatBytes(e.Total))
+	if e.Allocated > 0 || e.Cached > 0 {
+		s += fmt.Sprintf(" (%s allocated, %s cached)", FormatBytes(e.Allocated), FormatBytes(e.Cached))
+	}
 	if e.Injected {
 		s += " (injected)"
 	}
@@ -76,8 +87,11 @@ func (e *OOMError) Is(target error) bool { return target == ErrOutOfMemory }
 type Block struct {
 	Addr uint64
 	Size int64
-	// alloc is the allocator's bookkeeping; nil for blocks it does not own.
+	// alloc is the allocator's bookkeeping; nil for blocks it does not own
+	// and after Free.
 	alloc *block
+	// freed is set by Free, so that a second Free is named a double free.
+	freed bool
 }
 
 // Device is what the rest of neateval needs of a device's memory.
@@ -129,12 +143,15 @@ type Stats struct {
 	PeakAllocated int64
 	PeakReserved  int64
 	// Counters.
-	Allocs      int64 // successful Alloc calls
-	Frees       int64
-	CacheHits   int64 // allocations served from the cache
-	Segments    int64 // segments now reserved from the device
+	Allocs       int64 // successful Alloc calls
+	Frees        int64
+	CacheHits    int64 // allocations served from the cache
+	Segments     int64 // segments now reserved from the device
 	CacheFlushes int64 // times the cache was released to retry an allocation
-	OOMs        int64 // allocations that failed with ErrOutOfMemory
+	OOMs         int64 // allocations that failed with ErrOutOfMemory
+	// InjectedOOMs are the OOMs that fault injection caused (counted in
+	// OOMs too).
+	InjectedOOMs int64
 }
 
 // FormatBytes writes n in binary units with two decimals: "2.00 GiB".

@@ -1,0 +1,65 @@
+package vram
+
+// Log field keys of the controller's events. They are part of the log
+// schema: stable, lowercase.
+const (
+	FieldEvent          = "event"
+	FieldGenome         = "genome"
+	FieldOldBatch       = "old_batch"
+	FieldNewBatch       = "new_batch"
+	FieldBytesRequested = "bytes_requested"
+	FieldBytesFree      = "bytes_free"
+	FieldReason         = "reason"
+	FieldAttempt        = "attempt"
+)
+
+// The controller's events (the "event" field).
+const (
+	// EventBatchShrink: the batch got smaller. One per RunStats.Shrinks.
+	EventBatchShrink = "batch_shrink"
+	// EventBatchGrow: the batch got larger (a probe). One per
+	// RunStats.Grows.
+	EventBatchGrow = "batch_grow"
+	// EventBatchExhausted: out of memory at the smallest batch; the genome
+	// gets a *BatchOOMError.
+	EventBatchExhausted = "batch_exhausted"
+	// EventBatchRetry: out of memory at the smallest batch, tried again
+	// (see ControllerConfig.MinAttempts).
+	EventBatchRetry = "batch_retry"
+)
+
+// Reasons of a change (the "reason" field). For ReasonOOM, bytes_requested
+// and bytes_free are the failed allocation and the device's free memory;
+// for ReasonThreshold, the peak reserved memory and the total less it; for
+// ReasonProbe, the forward's predicted bytes at the new size (0 without a
+// memory model) and the memory not held by live blocks.
+const (
+	ReasonOOM       = "oom"
+	ReasonThreshold = "threshold"
+	ReasonProbe     = "probe"
+)
+
+func (c *BatchController) logChange(event, reason string, genome int64, old, next int, req, free int64) {
+	c.log.Info().Str(FieldEvent, event).Int64(FieldGenome, genome).
+		Int(FieldOldBatch, old).Int(FieldNewBatch, next).
+		Int64(FieldBytesRequested, req).Int64(FieldBytesFree, free).Str(FieldReason, reason).
+		Msgf("VRAM | genome %d | batch %d → %d (%s: %s requested, %s free)",
+			genome, old, next, reason, FormatBytes(req), FormatBytes(free))
+}
+
+func (c *BatchController) logRetry(genome int64, batch int, req, free int64, attempt int) {
+	c.log.Info().Str(FieldEvent, EventBatchRetry).Int64(FieldGenome, genome).
+		Int(FieldOldBatch, batch).Int(FieldNewBatch, batch).
+		Int64(FieldBytesRequested, req).Int64(FieldBytesFree, free).Str(FieldReason, ReasonOOM).
+		Int(FieldAttempt, attempt).
+		Msgf("VRAM | genome %d | out of memory at batch %d, trying again (%s requested, %s free)",
+			genome, batch, FormatBytes(req), FormatBytes(free))
+}
+
+func (c *BatchController) logExhausted(genome int64, batch int, req, free int64) {
+	c.log.Warn().Str(FieldEvent, EventBatchExhausted).Int64(FieldGenome, genome).
+		Int(FieldOldBatch, batch).Int(FieldNewBatch, 0).
+		Int64(FieldBytesRequested, req).Int64(FieldBytesFree, free).Str(FieldReason, ReasonOOM).
+		Msgf("VRAM | genome %d | out of memory at batch %d (%s requested, %s free): giving up",
+			genome, batch, FormatBytes(req), FormatBytes(free))
+}
