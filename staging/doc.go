@@ -23,8 +23,8 @@
 // Unlike the seed, which sizes every slot by the largest genome, chunks are
 // packed by each genome's own size (first-fit decreasing), and the plan
 // reports how close that came to the lower bound ⌈Σ M_model / budget⌉.
-// While one chunk is evaluated the next one loads, when the peak budget has
-// room for both.
+// While one chunk is evaluated the next one loads, when the peak ceiling
+// has room for both.
 //
 // The lifecycle is the seed's: PrepareForEval, IterEvalChunks, LoadChunk,
 // UnloadChunk. The evaluator drives it; a program embedding neateval can

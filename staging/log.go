@@ -22,6 +22,7 @@ const (
 	KeyLowerBound      = "chunks_lower_bound"
 	KeySlotChunks      = "chunks_by_largest"
 	KeyPrefetch        = "prefetch"
+	KeyPrefetched      = "chunks_prefetched"
 	KeySingleBudget    = "single_budget"
 )
 
@@ -74,5 +75,6 @@ func logPlan(log zerolog.Logger, p *Plan, cfg Config, genomes int) {
 		Int(KeyLowerBound, p.LowerBound).
 		Int(KeySlotChunks, p.SlotChunks).
 		Bool(KeyPrefetch, p.Prefetch).
+		Int(KeyPrefetched, p.Prefetched()).
 		Msg(p.Line(cfg, genomes))
 }

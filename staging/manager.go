@@ -172,7 +172,7 @@ func (m *Manager) LoadChunk(ctx context.Context, c *Chunk) error {
 	m.mu.Lock()
 	m.loadWait += wait
 	m.mu.Unlock()
-	if m.plan.Prefetch && c.Index+1 < len(m.chunks) {
+	if c.Index+1 < len(m.chunks) && m.chunks[c.Index+1].Plan.Prefetched {
 		m.startLoad(m.chunks[c.Index+1])
 	}
 	return nil

@@ -45,7 +45,7 @@ type Config struct {
 	// graphs and counted in the fixed memory.
 	GraphReserve int64
 	// Prefetch loads chunk i+1 while chunk i is evaluated, when the peak
-	// ceiling leaves room for both.
+	// ceiling (UsageThreshold·M_VRAM − M_fixed) leaves room for both.
 	Prefetch bool
 }
 
@@ -94,7 +94,8 @@ type Plan struct {
 	// SlotChunks is how many chunks sizing every slot by the largest genome
 	// (the seed's n_models formula) would have used.
 	SlotChunks int
-	// Prefetch is whether the next chunk loads while one is evaluated.
+	// Prefetch is whether any chunk loads while the one before it is
+	// evaluated (ChunkPlan.Prefetched says which).
 	Prefetch bool
 	// PeakPredicted is the largest predicted chunk peak, with prefetch.
 	PeakPredicted int64
@@ -113,6 +114,10 @@ type ChunkPlan struct {
 	// budget on their own: it is scored alone, and the batch controller
 	// shrinks its batch.
 	Oversize bool
+	// Prefetched: this chunk loads while the one before it is evaluated,
+	// because the earlier chunk's peak plus this chunk's weights stay under
+	// the ceiling UsageThreshold·M_VRAM − M_fixed.
+	Prefetched bool
 }
 
 // NewPlan decides the mode and packs the items into chunks on a device of
@@ -175,25 +180,39 @@ func NewPlan(cfg Config, items []Item, total, fixed int64) (*Plan, error) {
 	for _, c := range p.Chunks {
 		p.GenomesPerChunk = max(p.GenomesPerChunk, len(c.Items))
 	}
-	p.Prefetch = cfg.Prefetch && p.Mode == CPUStaged && len(p.Chunks) > 1
-	if p.Prefetch {
+	if cfg.Prefetch && p.Mode == CPUStaged {
 		// Loading chunk i+1 during chunk i puts both chunks' weights and
-		// chunk i's activations on the device at once.
+		// chunk i's activations on the device at once: that must stay under
+		// the device's ceiling (which, with the single budget, is above the
+		// budget a chunk is packed to). Each pair is judged on its own, so
+		// one oversize genome does not turn prefetch off for the rest.
 		for i := 0; i+1 < len(p.Chunks); i++ {
-			if p.Chunks[i].Peak+p.Chunks[i+1].Model > p.PeakBudget {
-				p.Prefetch = false
-				break
+			if p.Chunks[i].Peak+p.Chunks[i+1].Model <= ceiling {
+				p.Chunks[i+1].Prefetched = true
+				p.Prefetch = true
 			}
 		}
 	}
 	for i, c := range p.Chunks {
 		peak := c.Peak
-		if p.Prefetch && i+1 < len(p.Chunks) {
+		if i+1 < len(p.Chunks) && p.Chunks[i+1].Prefetched {
 			peak += p.Chunks[i+1].Model
 		}
 		p.PeakPredicted = max(p.PeakPredicted, peak)
 	}
 	return p, nil
+}
+
+// Prefetched is how many chunks load while the one before them is
+// evaluated.
+func (p *Plan) Prefetched() int {
+	n := 0
+	for _, c := range p.Chunks {
+		if c.Prefetched {
+			n++
+		}
+	}
+	return n
 }
 
 // SlotsPerChunk is the seed's genomes per chunk when every slot is sized by
