@@ -79,7 +79,7 @@ func convCases() []convCase {
 	if short() {
 		extra = 8
 	}
-	for len(cs) < 16+extra {
+	for len(cs) < 19+extra {
 		c := convCase{c: 1 + r.IntN(12), h: 1 + r.IntN(15), w: 1 + r.IntN(15), oc: 1 + r.IntN(40),
 			k: 1 + r.IntN(5), stride: 1 + r.IntN(3), pad: r.IntN(3), b: 1 + r.IntN(4)}
 		if c.pad >= c.k || kernels.OutSize(c.h, c.k, c.stride, c.pad) < 1 || kernels.OutSize(c.w, c.k, c.stride, c.pad) < 1 {

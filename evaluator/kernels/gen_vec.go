@@ -43,15 +43,66 @@ var consts = []struct {
 func f(v float64) uint32 { return math.Float32bits(float32(v)) }
 
 type vg struct {
-	is vecISA
-	sb strings.Builder
-	n  int // label counter
+	is  vecISA
+	sb  strings.Builder
+	set int // 0, or 1 for the second vector of a 2× interleave (AVX-512)
 }
 
 func (g *vg) p(format string, args ...any) { fmt.Fprintf(&g.sb, format+"\n", args...) }
 
-// R names vector register i.
-func (g *vg) R(i int) string { return fmt.Sprintf("%s%d", g.is.r, i) }
+// R names vector register i. In the second set of an interleave, the
+// temporaries move up by 16; the constants in 8..11 are shared.
+func (g *vg) R(i int) string {
+	if g.set == 1 && (i < 8 || i > 11) {
+		i += 16
+	}
+	return fmt.Sprintf("%s%d", g.is.r, i)
+}
+
+// capture returns the lines body emits for one register set.
+func (g *vg) capture(set int, body func()) []string {
+	saved := g.sb.String()
+	g.sb.Reset()
+	g.set = set
+	body()
+	g.set = 0
+	lines := strings.Split(strings.TrimSuffix(g.sb.String(), "\n"), "\n")
+	g.sb.Reset()
+	g.sb.WriteString(saved)
+	return lines
+}
+
+// loop2 emits, for AVX-512, a loop over pairs of vectors running body on
+// both register sets with their instructions interleaved (two independent
+// dependency chains), then a loop for the last odd vector; for AVX2 the
+// plain loop.
+func (g *vg) loop2(name string, body func()) {
+	if !g.zmm() {
+		g.loop(name, body)
+		return
+	}
+	a, b := g.capture(0, body), g.capture(1, body)
+	g.p("%s:", name)
+	g.p("\tCMPQ CX, $2")
+	g.p("\tJLT %s_one", name)
+	for i := range max(len(a), len(b)) {
+		if i < len(a) {
+			g.sb.WriteString(a[i] + "\n")
+		}
+		if i < len(b) {
+			g.sb.WriteString(b[i] + "\n")
+		}
+	}
+	g.p("\tADDQ $128, SI")
+	g.p("\tSUBQ $2, CX")
+	g.p("\tJNE %s", name)
+	g.p("\tJMP %s_end", name)
+	g.p("%s_one:", name)
+	for _, l := range a {
+		g.sb.WriteString(l + "\n")
+	}
+	g.p("%s_end:", name)
+}
 
 func (g *vg) zmm() bool { return g.is.r == "Z" }
 
@@ -77,8 +128,9 @@ func (g *vg) ld(c string, dst int) {
 // tmp is a scratch register for AVX2's mask.
 func (g *vg) sel(pred, src1, src2, ifSet, dst, tmp int) {
 	if g.zmm() {
-		g.p("\tVCMPPS $%d, %s, %s, K1", pred, g.R(src2), g.R(src1))
-		g.p("\tVMOVAPS %s, K1, %s", g.R(ifSet), g.R(dst))
+		k := g.set + 1
+		g.p("\tVCMPPS $%d, %s, %s, K%d", pred, g.R(src2), g.R(src1), k)
+		g.p("\tVMOVAPS %s, K%d, %s", g.R(ifSet), k, g.R(dst))
 	} else {
 		g.p("\tVCMPPS $%d, %s, %s, %s", pred, g.R(src2), g.R(src1), g.R(tmp))
 		g.p("\tVBLENDVPS %s, %s, %s, %s", g.R(tmp), g.R(ifSet), g.R(dst), g.R(dst))
@@ -143,8 +195,8 @@ func (g *vg) genAct() {
 	}
 	g.p("\tJMP act%s_done", s)
 	R := g.R
-	load := func(r int) { g.p("\tVMOVUPS (SI), %s", R(r)) }
-	store := func(r int) { g.p("\tVMOVUPS %s, (SI)", R(r)) }
+	load := func(r int) { g.p("\tVMOVUPS %d(SI), %s", 64*g.set, R(r)) }
+	store := func(r int) { g.p("\tVMOVUPS %s, %d(SI)", R(r), 64*g.set) }
 	fin := func() { g.p("\tJMP act%s_done", s) }
 
 	g.loop("act"+s+"_relu", func() {
@@ -160,7 +212,7 @@ func (g *vg) genAct() {
 		store(0)
 	})
 	fin()
-	g.loop("act"+s+"_tanh", func() {
+	g.loop2("act"+s+"_tanh", func() {
 		load(0)
 		g.p("\tVANDPS %s, %s, %s", R(9), R(0), R(1)) // a
 		g.p("\tVMULPS %s, %s, %s", R(0), R(0), R(2)) // z
@@ -183,7 +235,7 @@ func (g *vg) genAct() {
 		store(5)
 	})
 	fin()
-	g.loop("act"+s+"_sigmoid", func() {
+	g.loop2("act"+s+"_sigmoid", func() {
 		load(0)
 		g.p("\tVANDPS %s, %s, %s", R(9), R(0), R(1))
 		g.p("\tVSUBPS %s, %s, %s", R(1), R(10), R(4))
@@ -195,7 +247,7 @@ func (g *vg) genAct() {
 		store(6)
 	})
 	fin()
-	g.loop("act"+s+"_gelu", func() {
+	g.loop2("act"+s+"_gelu", func() {
 		load(0)
 		g.op("VMULPS", "sqrt12", 0, 1) // u
 		g.p("\tVANDPS %s, %s, %s", R(9), R(1), R(2))
