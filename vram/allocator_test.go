@@ -534,3 +534,24 @@ func TestAllocatorPrefersWholeSegments(t *testing.T) {
 	a.Free(b)
 	checkInvariants(t, a, r)
 }
+
+// BenchmarkAllocFree is a forward's steady state: its buffers come from
+// the cache.
+func BenchmarkAllocFree(b *testing.B) {
+	a, _ := newTestAllocator(b, 256*mib)
+	sizes := []int64{64 * kib, 3 * mib, 12 * mib, 700 * kib}
+	bs := make([]*Block, len(sizes))
+	b.ReportAllocs()
+	for b.Loop() {
+		for i, s := range sizes {
+			blk, err := a.Alloc(s)
+			if err != nil {
+				b.Fatal(err)
+			}
+			bs[i] = blk
+		}
+		for _, blk := range bs {
+			a.Free(blk)
+		}
+	}
+}

@@ -228,10 +228,12 @@ func (r *run) failed(s int, oe *OOMError, o observation) int {
 
 // explained says whether an out-of-memory error is accounted for by its
 // figures: the device had less free than the smallest segment the request
-// needs. An allocator's real out-of-memory always is (it
-// released its cache and the device still lacked a segment); one with
-// memory to spare is passing, like an injected fault. Without figures, it
-// counts as real.
+// needs. An allocator's real out-of-memory always is (it released its cache
+// and the device still lacked a segment), on a GPU and on the Linux arena;
+// one with memory to spare is passing, like an injected fault. (On the
+// exact-size arena of other systems, fragmentation can fail a segment with
+// memory to spare: there such failures are taken as passing too, and cost
+// a halving each.) Without figures, a failure counts as real.
 func explained(oe *OOMError) bool {
 	return oe == nil || minSegment(oe.Requested) > oe.Free
 }
