@@ -202,3 +202,79 @@ func TestConv2DPanics(t *testing.T) {
 		})
 	}
 }
+
+// TestConv2DBatchInvariant checks that an image's output does not depend on
+// the batch around it: tiles may span images (packed mode), but every output
+// is the same sum in the same order, so the results are bit-identical.
+func TestConv2DBatchInvariant(t *testing.T) {
+	for _, cc := range []convCase{{c: 6, h: 7, w: 7, oc: 30, k: 3, stride: 1, pad: 1, b: 9}, {c: 3, h: 12, w: 11, oc: 5, k: 5, stride: 2, pad: 2, b: 9}} {
+		s := cc.shape()
+		r := rand.New(rand.NewPCG(21, 22))
+		src, w, bias := randSlice(r, cc.b*s.C*s.H*s.W, 1), randSlice(r, s.OC*s.C*s.K*s.K, 1), randSlice(r, s.OC, 1)
+		in, out := s.C*s.H*s.W, s.OC*s.OH*s.OW
+		forEachPath(t, func(t *testing.T, p kernels.Path) {
+			for _, mode := range []string{"auto", "direct", "packed"} {
+				prev := kernels.SetConvMode(mode)
+				all := make([]float32, cc.b*out)
+				kernels.Conv2D(all, src, w, bias, s, cc.b, kernels.Sigmoid, make([]float32, kernels.ConvWorkspace(s, cc.b, 2)), 2)
+				one := make([]float32, out)
+				for i := range cc.b {
+					kernels.Conv2D(one, src[i*in:(i+1)*in], w, bias, s, 1, kernels.Sigmoid, make([]float32, kernels.ConvWorkspace(s, 1, 1)), 1)
+					if !slices.Equal(one, all[i*out:(i+1)*out]) {
+						t.Fatalf("%s: image %d alone differs from image %d in a batch of %d", mode, i, i, cc.b)
+					}
+				}
+				kernels.SetConvMode(prev)
+			}
+		})
+	}
+}
+
+// TestNoAllocs checks that the memory-bound kernels allocate nothing.
+func TestNoAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	src := make([]float32, 2*3*28*28)
+	dst := make([]float32, 2*5*28*28)
+	h := make([]uint16, len(src))
+	forEachPath(t, func(t *testing.T, p kernels.Path) {
+		for name, f := range map[string]func(){
+			"maxpool":  func() { kernels.MaxPool2D(dst, src, 2, 3, 28, 28, 2, 2, 14, 14) },
+			"avgpool3": func() { kernels.AvgPool2D(dst, src, 2, 3, 28, 28, 3, 2, 13, 13) },
+			"gap":      func() { kernels.GlobalAvgPool(dst, src, 2, 3, 784) },
+			"sum":      func() { kernels.SumMerge(dst, 5, src, 3, 2, 784) },
+			"concat":   func() { kernels.CopyChannels(dst, 5, 2, src, 3, 2, 784) },
+			"gelu":     func() { kernels.Apply(kernels.GELU, dst) },
+			"bf16":     func() { kernels.F32ToBF16(h, src); kernels.BF16ToF32(src, h) },
+		} {
+			if n := testing.AllocsPerRun(5, f); n != 0 {
+				t.Errorf("%s allocates %v times per call", name, n)
+			}
+		}
+	})
+}
+
+// TestConv2DSIMDPathsAgree checks that the AVX2 and AVX-512 kernels give
+// bit-identical convolutions: both accumulate each output
+// with fused multiply-adds in the same order.
+func TestConv2DSIMDPathsAgree(t *testing.T) {
+	if !slices.Contains(kernels.Paths(), kernels.AVX2) || !slices.Contains(kernels.Paths(), kernels.AVX512) {
+		t.Skip("needs both AVX2 and AVX-512")
+	}
+	defer kernels.Select(kernels.Selected())
+	r := rand.New(rand.NewPCG(23, 24))
+	for _, cc := range convCases()[:12] {
+		s := cc.shape()
+		src, w, bias := randSlice(r, cc.b*s.C*s.H*s.W, 1), randSlice(r, s.OC*s.C*s.K*s.K, 1), randSlice(r, s.OC, 1)
+		var res [2][]float32
+		for i, p := range []kernels.Path{kernels.AVX2, kernels.AVX512} {
+			kernels.Select(p)
+			res[i] = make([]float32, cc.b*s.OC*s.OH*s.OW)
+			kernels.Conv2D(res[i], src, w, bias, s, cc.b, kernels.LeakyReLU, make([]float32, kernels.ConvWorkspace(s, cc.b, 1)), 1)
+		}
+		if !slices.Equal(res[0], res[1]) {
+			t.Fatalf("%+v: AVX2 and AVX-512 differ", cc)
+		}
+	}
+}
