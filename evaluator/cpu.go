@@ -160,29 +160,13 @@ func (c *CPU) Load(g *neat.Graph) (Model, error) {
 	return m, nil
 }
 
-// allocAlign is the rounding of the CPU device's allocator; the memory model
-// rounds every buffer the same way.
-const allocAlign = 512
-
-func roundAlloc(n int64) int64 {
-	if n <= 0 {
-		return 0
-	}
-	return (n + allocAlign - 1) / allocAlign * allocAlign
-}
-
-// Footprint predicts what Load and Forward allocate for g at batch b.
+// Footprint predicts what Load and Forward allocate for g at batch b: the
+// weights' block, and the forward's one block as memPlan lays it out, both
+// rounded as the arena's allocator rounds.
 func (c *CPU) Footprint(g *neat.Graph, b int, cachedData bool) Footprint {
-	elem := c.dtype.Size()
-	fp := Footprint{Model: roundAlloc(g.WeightBytes(elem))}
-	ws := func(g *neat.Graph, i, b int) int64 { return roundAlloc(c.stepWorkspace(g, i, b) * 4) }
-	fp.Act = g.PeakActivationBytes(b, elem, allocAlign, ws)
-	if c.dtype == vram.BFloat16 {
-		// The logits are kept in float32.
-		fp.Act += roundAlloc(int64(b)*int64(g.NumClasses)*4) - roundAlloc(int64(b)*int64(g.NumClasses)*2)
+	var model int64
+	if g.Params > 0 {
+		model = vram.RoundSize(g.WeightBytes(c.dtype.Size()))
 	}
-	if !cachedData {
-		fp.Act += roundAlloc(int64(b) * int64(g.Input.Size()) * int64(elem))
-	}
-	return fp
+	return Footprint{Model: model, Act: vram.RoundSize(c.plan(g, b, !cachedData).size)}
 }

@@ -10,9 +10,9 @@ import (
 )
 
 // Forward runs images [lo, hi) through the model, step by step in the
-// graph's liveness schedule: each step's output (and workspace) is allocated
-// from the arena before it runs, and values are freed after their last
-// reader, exactly as Footprint predicts.
+// graph's liveness schedule. All of the forward's activations and workspace
+// live in one block of the arena, allocated before the first step and laid
+// out by memPlan; its size is exactly what Footprint predicts.
 func (c *CPU) Forward(ctx context.Context, mm Model, dd Data, lo, hi int) (SliceStats, error) {
 	m, ok := mm.(*cpuModel)
 	if !ok {
@@ -25,117 +25,144 @@ func (c *CPU) Forward(ctx context.Context, mm Model, dd Data, lo, hi int) (Slice
 	if lo < 0 || hi > d.ds.N || lo >= hi {
 		return SliceStats{}, fmt.Errorf("evaluator: slice [%d, %d) of %d images", lo, hi, d.ds.N)
 	}
-	f := &cpuForward{c: c, m: m, g: m.g, n: hi - lo, threads: c.threads}
-	defer f.freeAll()
-	stats, err := f.run(ctx, d, lo, hi)
+	g, n := m.g, hi-lo
+	p := c.plan(g, n, d.block == nil)
+	block, err := c.dev.Alloc(p.size)
 	if err != nil {
 		return SliceStats{}, err
 	}
-	return stats, nil
+	defer c.dev.Free(block)
+	f := &cpuForward{c: c, m: m, g: g, n: n, threads: c.threads, block: block, plan: p}
+	return f.run(ctx, d, lo, hi)
 }
 
-// cpuForward is the state of one forward: the blocks it holds, so that every
-// exit path frees them.
+// forwardPlan is the layout of one forward's block: byte offsets of the
+// streamed input (−1 when the data set is cached on the device), of each
+// step's output and of each step's workspace (−1 for none).
+type forwardPlan struct {
+	size  int64
+	input int64
+	out   []int64
+	ws    []int64
+}
+
+// plan lays out the buffers of a forward of n images: the streamed input
+// for the whole forward, each step's output from its step to its last
+// reader (the logits to the end), each step's workspace during its step.
+func (c *CPU) plan(g *neat.Graph, n int, streamed bool) forwardPlan {
+	last := len(g.Steps) - 1
+	elem := int64(c.dtype.Size())
+	var bufs []interval
+	p := forwardPlan{input: -1, out: make([]int64, len(g.Steps)), ws: make([]int64, len(g.Steps))}
+	if streamed {
+		bufs = append(bufs, interval{first: 0, last: last, size: int64(n*g.Input.Size()) * elem})
+	}
+	dies := make([]int, len(g.Steps))
+	for i := range dies {
+		dies[i] = last
+	}
+	for i := range g.Steps {
+		for _, r := range g.Steps[i].Release {
+			dies[r] = i
+		}
+	}
+	outAt := len(bufs)
+	for i := range g.Steps {
+		e := elem
+		if i == last {
+			e = 4 // logits stay float32 for the reduction
+		}
+		bufs = append(bufs, interval{first: i, last: dies[i], size: int64(n*g.Steps[i].Out.Size()) * e})
+	}
+	wsAt := len(bufs)
+	for i := range g.Steps {
+		bufs = append(bufs, interval{first: i, last: i, size: c.stepWorkspace(g, i, n) * 4})
+	}
+	p.size = max(memPlan(bufs), 1)
+	if streamed {
+		p.input = bufs[0].off
+	}
+	for i := range g.Steps {
+		p.out[i] = bufs[outAt+i].off
+		p.ws[i] = -1
+		if bufs[wsAt+i].size > 0 {
+			p.ws[i] = bufs[wsAt+i].off
+		}
+	}
+	return p
+}
+
+// cpuForward is the state of one forward.
 type cpuForward struct {
 	c       *CPU
 	m       *cpuModel
 	g       *neat.Graph
 	n       int // images in the slice
 	threads int
-	held    []*vram.Block
+	block   *vram.Block
+	plan    forwardPlan
 }
 
-func (f *cpuForward) alloc(bytes int64) (*vram.Block, error) {
-	b, err := f.c.dev.Alloc(max(bytes, 1))
-	if err != nil {
-		return nil, err
-	}
-	f.held = append(f.held, b)
-	return b, nil
+// f32 is a float32 view of the forward's block at byte offset off.
+func (f *cpuForward) f32(off int64, n int) []float32 {
+	return f.c.dev.Float32s(f.block)[off/4 : off/4+int64(n)]
 }
 
-func (f *cpuForward) free(b *vram.Block) {
-	for i, h := range f.held {
-		if h == b {
-			f.held[i] = f.held[len(f.held)-1]
-			f.held = f.held[:len(f.held)-1]
-			f.c.dev.Free(b)
-			return
-		}
-	}
-}
-
-func (f *cpuForward) freeAll() {
-	for _, b := range f.held {
-		f.c.dev.Free(b)
-	}
-	f.held = nil
+// u16 is a bfloat16 view of the forward's block at byte offset off.
+func (f *cpuForward) u16(off int64, n int) []uint16 {
+	return f.c.dev.Uint16s(f.block)[off/2 : off/2+int64(n)]
 }
 
 func (f *cpuForward) run(ctx context.Context, d *cpuData, lo, hi int) (SliceStats, error) {
 	c, g, n := f.c, f.g, f.n
 	bf16 := c.dtype == vram.BFloat16
-	elem := int64(c.dtype.Size())
+	sz := d.imgSize
 
-	// The input slice: a view of the cached set, or a block of its own.
-	var input *vram.Block
-	inOff := 0
-	if d.block != nil {
-		input, inOff = d.block, lo*d.imgSize
-	} else {
-		b, err := f.alloc(int64(n*d.imgSize) * elem)
-		if err != nil {
-			return SliceStats{}, err
-		}
-		c.storeValues(b, 0, d.ds.Images[lo*d.imgSize:hi*d.imgSize])
-		input = b
+	// The input slice: a view of the cached set, or copied into the block.
+	var in32 []float32
+	var in16 []uint16
+	switch {
+	case d.block != nil && bf16:
+		in16 = c.dev.Uint16s(d.block)[lo*sz : hi*sz]
+	case d.block != nil:
+		in32 = c.dev.Float32s(d.block)[lo*sz : hi*sz]
+	case bf16:
+		in16 = f.u16(f.plan.input, n*sz)
+		kernels.F32ToBF16(in16, d.ds.Images[lo*sz:hi*sz])
+	default:
+		in32 = f.f32(f.plan.input, n*sz)
+		copy(in32, d.ds.Images[lo*sz:hi*sz])
 	}
 
-	vals := make([]*vram.Block, len(g.Steps))
 	last := len(g.Steps) - 1
 	for i := range g.Steps {
 		if err := ctx.Err(); err != nil {
 			return SliceStats{}, err
 		}
 		s := &g.Steps[i]
-		wsBytes := c.stepWorkspace(g, i, n) * 4
-		var ws *vram.Block
-		if wsBytes > 0 {
-			b, err := f.alloc(wsBytes)
-			if err != nil {
-				return SliceStats{}, err
-			}
-			ws = b
-		}
-		outElem := elem
-		if i == last {
-			outElem = 4 // logits stay float32 for the reduction
-		}
-		out, err := f.alloc(int64(n*s.Out.Size()) * outElem)
-		if err != nil {
-			return SliceStats{}, err
-		}
-		vals[i] = out
-		src := func(j int) (*vram.Block, int) {
-			if s.Inputs[j] < 0 {
-				return input, inOff
-			}
-			return vals[s.Inputs[j]], 0
+		var ws []float32
+		if f.plan.ws[i] >= 0 {
+			ws = f.f32(f.plan.ws[i], int(c.stepWorkspace(g, i, n)))
 		}
 		if bf16 {
-			f.stepBF16(i, src, out, ws, i == last)
+			src := func(j int) []uint16 {
+				if s.Inputs[j] < 0 {
+					return in16
+				}
+				return f.u16(f.plan.out[s.Inputs[j]], n*s.InShapes[j].Size())
+			}
+			f.stepBF16(i, src, ws, i == last)
 		} else {
-			f.stepF32(i, src, out, ws)
-		}
-		if ws != nil {
-			f.free(ws)
-		}
-		for _, r := range s.Release {
-			f.free(vals[r])
-			vals[r] = nil
+			src := func(j int) []float32 {
+				if s.Inputs[j] < 0 {
+					return in32
+				}
+				return f.f32(f.plan.out[s.Inputs[j]], n*s.InShapes[j].Size())
+			}
+			f.stepF32(i, src, f.f32(f.plan.out[i], n*s.Out.Size()), ws)
 		}
 	}
-	logits := c.dev.Float32s(vals[last])[:n*g.NumClasses]
+	logits := f.f32(f.plan.out[last], n*g.NumClasses)
 	return reduce(logits, d.ds.Labels[lo:hi], g.NumClasses), nil
 }
 
@@ -228,16 +255,8 @@ func merge(s *neat.Step, dst []float32, n int, input func(j int) []float32) {
 	}
 }
 
-func (f *cpuForward) stepF32(i int, src func(j int) (*vram.Block, int), out, ws *vram.Block) {
+func (f *cpuForward) stepF32(i int, view func(j int) []float32, out, scratch []float32) {
 	dev, s, n := f.c.dev, &f.g.Steps[i], f.n
-	view := func(j int) []float32 {
-		b, off := src(j)
-		return dev.Float32s(b)[off : off+n*s.InShapes[j].Size()]
-	}
-	var scratch []float32
-	if ws != nil {
-		scratch = dev.Float32s(ws)
-	}
 	var in []float32
 	if len(s.Inputs) > 1 {
 		in, scratch = scratch[:n*s.In.Size()], scratch[n*s.In.Size():]
@@ -251,16 +270,15 @@ func (f *cpuForward) stepF32(i int, src func(j int) (*vram.Block, int), out, ws 
 		w = all[f.m.wOff[i] : f.m.wOff[i]+len(s.Weight.Data)]
 		bias = all[f.m.bOff[i] : f.m.bOff[i]+len(s.Bias.Data)]
 	}
-	compute(s, in, dev.Float32s(out)[:n*s.Out.Size()], w, bias, scratch, n, f.threads)
+	compute(s, in, out, w, bias, scratch, n, f.threads)
 }
 
 // stepBF16 computes step i tile by tile: inputs converted from bfloat16,
 // computed in float32, the output rounded back to bfloat16 (or kept in
 // float32 for the logits).
-func (f *cpuForward) stepBF16(i int, src func(j int) (*vram.Block, int), out, ws *vram.Block, logits bool) {
+func (f *cpuForward) stepBF16(i int, src func(j int) []uint16, scratch []float32, logits bool) {
 	dev, s, n := f.c.dev, &f.g.Steps[i], f.n
 	t := min(bf16Tile, n)
-	scratch := dev.Float32s(ws)
 	take := func(k int) []float32 { v := scratch[:k]; scratch = scratch[k:]; return v }
 	inT := take(t * s.In.Size())
 	var tmp []float32
@@ -281,13 +299,13 @@ func (f *cpuForward) stepBF16(i int, src func(j int) (*vram.Block, int), out, ws
 		kernels.BF16ToF32(bias, all[f.m.bOff[i]:f.m.bOff[i]+len(bias)])
 	}
 	kws := scratch
+	osz := s.Out.Size()
 	for lo := 0; lo < n; lo += t {
 		k := min(t, n-lo)
 		load := func(j int, dst []float32) []float32 {
-			b, off := src(j)
 			sz := s.InShapes[j].Size()
 			dst = dst[:k*sz]
-			kernels.BF16ToF32(dst, dev.Uint16s(b)[off+lo*sz:off+(lo+k)*sz])
+			kernels.BF16ToF32(dst, src(j)[lo*sz:(lo+k)*sz])
 			return dst
 		}
 		in := inT[:k*s.In.Size()]
@@ -297,11 +315,11 @@ func (f *cpuForward) stepBF16(i int, src func(j int) (*vram.Block, int), out, ws
 			load(0, in)
 		}
 		if logits {
-			compute(s, in, dev.Float32s(out)[lo*s.Out.Size():(lo+k)*s.Out.Size()], w, bias, kws, k, f.threads)
+			compute(s, in, f.f32(f.plan.out[i], n*osz)[lo*osz:(lo+k)*osz], w, bias, kws, k, f.threads)
 			continue
 		}
-		o := outT[:k*s.Out.Size()]
+		o := outT[:k*osz]
 		compute(s, in, o, w, bias, kws, k, f.threads)
-		kernels.F32ToBF16(dev.Uint16s(out)[lo*s.Out.Size():(lo+k)*s.Out.Size()], o)
+		kernels.F32ToBF16(f.u16(f.plan.out[i], n*osz)[lo*osz:(lo+k)*osz], o)
 	}
 }

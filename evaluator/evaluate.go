@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/neateval/neateval/datasets"
@@ -180,6 +181,7 @@ func (e *Evaluator) evaluateGraphs(ctx context.Context, graphs map[int]*neat.Gra
 			m, lerr := c.Model(idx)
 			if lerr != nil {
 				if errors.Is(lerr, vram.ErrOutOfMemory) {
+					logLoadOOM(log, graphs[idx].GenomeID, idx, lerr, "the chunk is full: retried alone")
 					retry = append(retry, idx)
 					continue
 				}
@@ -229,21 +231,42 @@ func (e *Evaluator) evaluateGraphs(ctx context.Context, graphs map[int]*neat.Gra
 	return ctx.Err()
 }
 
+// loadAttempts is how many times a genome's weights are tried alone on an
+// emptied device before it gets an error result: memory that other work
+// held (another process's, on a GPU) may free up between tries.
+const loadAttempts = 4
+
 // scoreAlone loads one genome on its own and scores it; a genome whose
 // weights do not fit even then gets an error result.
 func (e *Evaluator) scoreAlone(ctx context.Context, idx int, g *neat.Graph) (Result, error) {
-	m, err := e.b.Load(g)
-	if err != nil {
-		if errors.Is(err, vram.ErrOutOfMemory) {
+	var m Model
+	var err error
+	for try := 1; ; try++ {
+		e.b.Device().EmptyCache()
+		if m, err = e.b.Load(g); err == nil {
+			break
+		}
+		if !errors.Is(err, vram.ErrOutOfMemory) {
+			return Result{}, err
+		}
+		if try == loadAttempts {
 			return failed(idx, g.GenomeID, fmt.Errorf("genome %d: its weights do not fit on the device: %w", g.GenomeID, err)), nil
 		}
-		return Result{}, err
+		logLoadOOM(e.opts.Logger, g.GenomeID, idx, err, "loading alone: tried again")
 	}
 	defer func() {
 		m.Unload()
 		e.b.Device().EmptyCache()
 	}()
 	return scoreGenome(ctx, e.b, e.ctl, &e.opts, idx, m, e.data)
+}
+
+// EventLoadOOM is the log event of a genome's weights not fitting on the
+// device when loaded.
+const EventLoadOOM = "load_oom"
+
+func logLoadOOM(log *zerolog.Logger, genome int64, idx int, err error, what string) {
+	log.Warn().Str("event", EventLoadOOM).Int64("genome", genome).Int("index", idx).Str("error", err.Error()).Msg(what)
 }
 
 func (e *Evaluator) deliver(r Result) {
