@@ -32,6 +32,17 @@ var benchConvs = []benchConv{
 	{"c64_14_oc64_k1", 64, 14, 64, 1, 1, 0},
 	{"c128_7_oc64_k5", 128, 7, 64, 5, 1, 2},
 	{"c64_14_oc128_k3s2", 64, 14, 128, 3, 2, 1},
+	// The heaviest layers of a generated wide (16–128 channel) and small
+	// (4–32) population: odd channel counts and odd map sizes.
+	{"w_c89_26_oc57_k3", 89, 26, 57, 3, 1, 1},
+	{"w_c122_14_oc115_k3", 122, 14, 115, 3, 1, 1},
+	{"w_c38_14_oc120_k5", 38, 14, 120, 5, 1, 2},
+	{"w_c71_10_oc102_k5", 71, 10, 102, 5, 1, 2},
+	{"w_c39_27_oc30_k5p0", 39, 27, 30, 5, 1, 0},
+	{"s_c10_14_oc29_k5", 10, 14, 29, 5, 1, 2},
+	{"s_c4_26_oc11_k5", 4, 26, 11, 5, 1, 2},
+	{"s_c22_13_oc22_k3", 22, 13, 22, 3, 1, 1},
+	{"s_c28_14_oc26_k3s2", 28, 14, 26, 3, 2, 1},
 }
 
 func benchPaths(b *testing.B, f func(b *testing.B)) {

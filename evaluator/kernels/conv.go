@@ -147,7 +147,7 @@ const (
 
 // packCycles is the cost of copying one run of one tap, relative to the
 // kernel's FMA cycles (measured with BenchmarkConv2DModes).
-const packCycles = 2
+const packCycles = 3
 
 // groupSize picks how many images one packed tile sweep covers: enough
 // pixels for a few tiles, with the least waste in the last tile.
