@@ -88,3 +88,35 @@ func TestPrefetchPerPair(t *testing.T) {
 		t.Error("one oversize genome turned prefetch off for every chunk")
 	}
 }
+
+// TestPackWhenActivationsBind: with two forwards in flight, genomes whose
+// weights and activations take over half the peak budget cannot share a
+// chunk; the lower bound counts them, and packing in decreasing
+// activations reaches it, where packing by weights alone would leave them
+// in 39 chunks of their own beside 7 full ones (46).
+func TestPackWhenActivationsBind(t *testing.T) {
+	cfg := staging.DefaultConfig()
+	cfg.Adaptive = false
+	cfg.ChunkBytes = 64 * MiB
+	cfg.Parallel = 2
+	var items []staging.Item
+	for i := range 440 {
+		it := staging.Item{Index: i, Model: MiB, Act: 10 * MiB}
+		if i%11 == 5 {
+			it = staging.Item{Index: i, Model: 100 * KiB, Act: 500 * MiB}
+		}
+		items = append(items, it)
+	}
+	p, err := staging.NewPlan(cfg, items, GiB, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.LowerBound != 40 || len(p.Chunks) != 40 {
+		t.Errorf("%d chunks, lower bound %d; want 40 and 40", len(p.Chunks), p.LowerBound)
+	}
+	for k, c := range p.Chunks {
+		if c.Model > p.ModelBudget || c.Peak > p.PeakBudget {
+			t.Errorf("chunk %d: weights %d, peak %d over the budgets", k, c.Model, c.Peak)
+		}
+	}
+}
