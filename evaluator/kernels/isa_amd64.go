@@ -4,7 +4,7 @@ package kernels
 
 import "golang.org/x/sys/cpu"
 
-//go:generate go run gen_asm.go gen_vec.go
+//go:generate go run gen_asm.go gen_vec.go gen_pool.go
 
 var (
 	hasAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA

@@ -1,0 +1,396 @@
+//go:build ignore
+
+// The pooling, deinterleaving and im2col packing kernels of vec_amd64.s (see
+// gen_vec.go for the emitter).
+
+package main
+
+import "fmt"
+
+// genPool: the 2×2 stride-2 pool over whole planes (pool2x2Go per row),
+// each row finished with masked vectors (opmasks for AVX-512, lane masks
+// from the caller for AVX2).
+func (g *vg) genPool() {
+	s := g.is.suffix
+	L := g.is.lanes
+	R := g.R
+	if g.zmm() {
+		g.p("// func pool2x2_%s(isMax int, out, in []float32, planes, oh, ow, w int)", s)
+		g.p("TEXT ·pool2x2_%s(SB), NOSPLIT, $0-88", s)
+	} else {
+		g.p("// func pool2x2_%s(isMax int, out, in []float32, planes, oh, ow, w int, masks *[24]int32)", s)
+		g.p("TEXT ·pool2x2_%s(SB), NOSPLIT, $0-96", s)
+		g.p("\tMOVQ masks+88(FP), AX")
+		g.p("\tVMOVDQU (AX), Y9")
+		g.p("\tVMOVDQU 32(AX), Y10")
+		g.p("\tVMOVDQU 64(AX), Y11")
+	}
+	g.p("\tMOVQ out_base+8(FP), DI")
+	g.p("\tMOVQ in_base+32(FP), SI")
+	g.p("\tMOVQ planes+56(FP), R8")
+	g.p("\tMOVQ oh+64(FP), R9")
+	g.p("\tMOVQ ow+72(FP), R10")
+	g.p("\tMOVQ w+80(FP), R11")
+	g.p("\tSHLQ $2, R11") // row stride, bytes
+	g.p("\tMOVQ R9, AX")
+	g.p("\tIMULQ R8, AX")
+	g.p("\tMOVQ AX, R8") // rows in all
+	// Rows follow each other: the caller makes sure that h = 2·oh, or
+	// passes one plane at a time.
+	g.p("\tMOVQ R10, R13")
+	g.p("\tSHRQ $%d, R13", map[int]int{16: 4, 8: 3}[L]) // full vectors per row
+	if g.zmm() {
+		// Tail masks: K2 for the rem outputs, K3/K4 for the 2·rem inputs.
+		g.p("\tMOVQ R10, CX")
+		g.p("\tANDQ $15, CX")
+		g.p("\tMOVQ $1, AX")
+		g.p("\tSHLQ CX, AX")
+		g.p("\tDECQ AX")
+		g.p("\tKMOVW AX, K2")
+		g.p("\tSHLQ $1, CX")
+		g.p("\tMOVQ $1, AX")
+		g.p("\tSHLQ CX, AX")
+		g.p("\tDECQ AX")
+		g.p("\tKMOVW AX, K3")
+		g.p("\tSHRQ $16, AX")
+		g.p("\tKMOVW AX, K4")
+		g.p("\tVMOVDQU32 ·evenIdx(SB), Z14")
+		g.p("\tVMOVDQU32 ·oddIdx(SB), Z15")
+	}
+	g.ld("quarter", 13)
+	g.p("\tMOVQ isMax+0(FP), R12")
+	g.p("pool%s_row:", s)
+	g.p("\tMOVQ SI, AX")          // row 0
+	g.p("\tLEAQ (SI)(R11*1), BX") // row 1
+	g.p("\tMOVQ DI, DX")
+	g.p("\tMOVQ R13, CX")
+	g.p("\tTESTQ CX, CX")
+	g.p("\tJEQ pool%s_tail", s)
+	g.p("pool%s_vec:", s)
+	g.p("\tVMOVUPS (AX), %s", R(0))
+	g.p("\tVMOVUPS %d(AX), %s", 4*L, R(1))
+	g.p("\tVMOVUPS (BX), %s", R(2))
+	g.p("\tVMOVUPS %d(BX), %s", 4*L, R(3))
+	g.poolBody(s, "v")
+	g.p("\tVMOVUPS %s, (DX)", R(4))
+	g.p("\tADDQ $%d, AX", 8*L)
+	g.p("\tADDQ $%d, BX", 8*L)
+	g.p("\tADDQ $%d, DX", 4*L)
+	g.p("\tDECQ CX")
+	g.p("\tJNE pool%s_vec", s)
+	g.p("pool%s_tail:", s)
+	if g.zmm() {
+		g.p("\tKORTESTW K2, K2")
+		g.p("\tJEQ pool%s_next", s)
+		g.p("\tVMOVUPS.Z (AX), K3, Z0")
+		g.p("\tVMOVUPS.Z 64(AX), K4, Z1")
+		g.p("\tVMOVUPS.Z (BX), K3, Z2")
+		g.p("\tVMOVUPS.Z 64(BX), K4, Z3")
+		g.poolBody(s, "t")
+		g.p("\tVMOVUPS Z4, K2, (DX)")
+	} else {
+		g.p("\tVPTEST Y11, Y11")
+		g.p("\tJEQ pool%s_next", s)
+		g.p("\tVMASKMOVPS (AX), Y9, Y0")
+		g.p("\tVMASKMOVPS 32(AX), Y10, Y1")
+		g.p("\tVMASKMOVPS (BX), Y9, Y2")
+		g.p("\tVMASKMOVPS 32(BX), Y10, Y3")
+		g.poolBody(s, "t")
+		g.p("\tVMASKMOVPS Y4, Y11, (DX)")
+	}
+	g.p("pool%s_next:", s)
+	g.p("\tLEAQ (SI)(R11*2), SI")
+	g.p("\tLEAQ (DI)(R10*4), DI")
+	g.p("\tDECQ R8")
+	g.p("\tJNE pool%s_row", s)
+	g.p("\tVZEROUPPER")
+	g.p("\tRET\n")
+}
+
+// poolBody reduces rows R0:R1 (row 0) and R2:R3 (row 1) into R4.
+func (g *vg) poolBody(s, tag string) {
+	R := g.R
+	g.p("\tTESTQ R12, R12")
+	g.p("\tJEQ pool%s_%savg", s, tag)
+	// max(a, b) keeping b's NaN then a's: VMAXPS(src1=b, src2=a) gives a
+	// on NaN; then b where b is NaN.
+	mx := func(a, b, dst, tmp int) {
+		g.p("\tVMAXPS %s, %s, %s", R(a), R(b), R(dst))
+		if g.zmm() {
+			g.p("\tVCMPPS $3, %s, %s, K1", R(b), R(b))
+			g.p("\tVMOVAPS %s, K1, %s", R(b), R(dst))
+		} else {
+			g.p("\tVCMPPS $3, %s, %s, %s", R(b), R(b), R(tmp))
+			g.p("\tVBLENDVPS %s, %s, %s, %s", R(tmp), R(b), R(dst), R(dst))
+		}
+	}
+	g.verticalThenPairs(mx)
+	g.p("\tJMP pool%s_%sdone", s, tag)
+	g.p("pool%s_%savg:", s, tag)
+	add := func(a, b, dst, tmp int) { g.p("\tVADDPS %s, %s, %s", R(b), R(a), R(dst)) }
+	g.verticalThenPairs(add)
+	g.p("\tVMULPS %s, %s, %s", R(13), R(4), R(4))
+	g.p("pool%s_%sdone:", s, tag)
+}
+
+// verticalThenPairs: v0 = red(R0, R2), v1 = red(R1, R3), then R4 =
+// red(even lanes of v0:v1, odd lanes).
+func (g *vg) verticalThenPairs(red func(a, b, dst, tmp int)) {
+	R := g.R
+	red(0, 2, 5, 12)
+	red(1, 3, 6, 12)
+	if g.zmm() {
+		g.p("\tVMOVAPS Z14, Z7")
+		g.p("\tVPERMI2PS Z6, Z5, Z7") // Z7 = even lanes of Z5:Z6
+		g.p("\tVMOVAPS Z15, Z8")
+		g.p("\tVPERMI2PS Z6, Z5, Z8")
+	} else {
+		g.p("\tVSHUFPS $0x88, %s, %s, %s", R(6), R(5), R(7))
+		g.p("\tVPERMPD $0xd8, %s, %s", R(7), R(7))
+		g.p("\tVSHUFPS $0xdd, %s, %s, %s", R(6), R(5), R(8))
+		g.p("\tVPERMPD $0xd8, %s, %s", R(8), R(8))
+	}
+	red(7, 8, 4, 12)
+}
+
+// genPack: im2col panel packing by row runs, packRunsGo's twin. Each run is
+// copied in whole vectors (one or two): the excess lands in the next run's
+// lanes, which that run then overwrites, or in the row padding.
+func (g *vg) genPack() {
+	s := g.is.suffix
+	L := g.is.lanes
+	R := func(i int) string { return fmt.Sprintf("%s%d", g.is.r, i) }
+	g.p("// func packRuns%s(dst, src []float32, koff []int32, runs []run, stride int)", s)
+	g.p("TEXT ·packRuns%s(SB), NOSPLIT, $0-104", s)
+	g.p("\tMOVQ dst_base+0(FP), DI")
+	g.p("\tMOVQ src_base+24(FP), SI")
+	g.p("\tMOVQ koff_base+48(FP), R8")
+	g.p("\tMOVQ koff_len+56(FP), R9")
+	g.p("\tMOVQ runs_base+72(FP), R10")
+	g.p("\tMOVQ runs_len+80(FP), R11")
+	g.p("\tMOVQ stride+96(FP), R12")
+	g.p("\tSHLQ $2, R12")
+	g.p("\tTESTQ R9, R9")
+	g.p("\tJEQ pack%s_done", s)
+	g.p("\tTESTQ R11, R11")
+	g.p("\tJEQ pack%s_done", s)
+	g.p("pack%s_run:", s)
+	g.p("\tMOVLQSX (R10), AX")
+	g.p("\tLEAQ (SI)(AX*4), BX") // run source
+	g.p("\tMOVLQSX 4(R10), AX")
+	g.p("\tLEAQ (DI)(AX*4), DX") // run destination, row 0
+	g.p("\tMOVQ R8, R13")
+	g.p("\tMOVQ R9, CX")
+	g.p("\tCMPL 8(R10), $%d", L)
+	g.p("\tJGT pack%s_two", s)
+	g.p("pack%s_one:", s)
+	g.p("\tMOVLQSX (R13), AX")
+	g.p("\tVMOVUPS (BX)(AX*4), %s", R(0))
+	g.p("\tVMOVUPS %s, (DX)", R(0))
+	g.p("\tADDQ $4, R13")
+	g.p("\tADDQ R12, DX")
+	g.p("\tDECQ CX")
+	g.p("\tJNE pack%s_one", s)
+	g.p("\tJMP pack%s_next", s)
+	g.p("pack%s_two:", s)
+	g.p("\tMOVLQSX (R13), AX")
+	g.p("\tLEAQ (BX)(AX*4), AX")
+	g.p("\tVMOVUPS (AX), %s", R(0))
+	g.p("\tVMOVUPS %d(AX), %s", 4*L, R(1))
+	g.p("\tVMOVUPS %s, (DX)", R(0))
+	g.p("\tVMOVUPS %s, %d(DX)", R(1), 4*L)
+	g.p("\tADDQ $4, R13")
+	g.p("\tADDQ R12, DX")
+	g.p("\tDECQ CX")
+	g.p("\tJNE pack%s_two", s)
+	g.p("pack%s_next:", s)
+	g.p("\tADDQ $16, R10")
+	g.p("\tDECQ R11")
+	g.p("\tJNE pack%s_run", s)
+	g.p("pack%s_done:", s)
+	g.p("\tVZEROUPPER")
+	g.p("\tRET\n")
+}
+
+// genPoolRow: one output row of a k×k pool with stride 1 or 2 (AVX-512):
+// for each chunk of 16 outputs, reduce the k² strided input vectors (for
+// stride 2, the even lanes of 32 consecutive floats) in pool's order.
+func (g *vg) genPoolRow() {
+	g.p("// func poolRow512(isMax int, out, in []float32, w, k, s int, scale float32)")
+	g.p("TEXT ·poolRow512(SB), NOSPLIT, $0-84")
+	g.p("\tMOVQ out_base+8(FP), DI")
+	g.p("\tMOVQ out_len+16(FP), CX")
+	g.p("\tMOVQ in_base+32(FP), SI")
+	g.p("\tMOVQ w+56(FP), R8")
+	g.p("\tSHLQ $2, R8")
+	g.p("\tMOVQ k+64(FP), R9")
+	g.p("\tMOVQ s+72(FP), R10")
+	g.p("\tVBROADCASTSS scale+80(FP), Z13")
+	g.p("\tVMOVDQU32 ·evenIdx(SB), Z14")
+	g.p("\tMOVQ isMax+0(FP), R11")
+	g.p("prow_chunk:")
+	g.p("\tTESTQ CX, CX")
+	g.p("\tJEQ prow_done")
+	// n = min(16, CX) outputs; K2: n lanes; K3, K4: the 2n−1 input lanes.
+	g.p("\tMOVQ CX, BX")
+	g.p("\tCMPQ BX, $16")
+	g.p("\tJLE prow_n")
+	g.p("\tMOVQ $16, BX")
+	g.p("prow_n:")
+	g.p("\tMOVQ BX, R12")
+	g.p("\tMOVQ CX, R13") // keep CX
+	g.p("\tMOVQ R12, CX")
+	g.p("\tMOVQ $1, AX")
+	g.p("\tSHLQ CX, AX")
+	g.p("\tDECQ AX")
+	g.p("\tKMOVW AX, K2")
+	g.p("\tLEAQ -1(R12)(R12*1), CX")
+	g.p("\tMOVQ $1, AX")
+	g.p("\tSHLQ CX, AX")
+	g.p("\tDECQ AX")
+	g.p("\tKMOVW AX, K3")
+	g.p("\tSHRQ $16, AX")
+	g.p("\tKMOVW AX, K4")
+	g.p("\tMOVQ R13, CX")
+	// acc: the first input (max) or 0 (avg).
+	g.p("\tVPXORD Z4, Z4, Z4")
+	g.p("\tTESTQ R11, R11")
+	g.p("\tJEQ prow_taps")
+	g.p("\tMOVQ SI, AX")
+	g.loadTap("first")
+	g.p("\tVMOVAPS Z0, Z4")
+	g.p("prow_taps:")
+	g.p("\tMOVQ SI, DX") // row ky
+	g.p("\tMOVQ R9, R12")
+	g.p("prow_ky:")
+	g.p("\tMOVQ DX, AX")
+	g.p("\tMOVQ R9, R13")
+	g.p("prow_kx:")
+	g.loadTap("tap")
+	g.p("\tTESTQ R11, R11")
+	g.p("\tJEQ prow_add")
+	// acc = maxNaN(acc, v): acc if acc is NaN, else v if v > acc or v is NaN.
+	g.p("\tVMAXPS Z4, Z0, Z5")
+	g.p("\tVCMPPS $7, Z4, Z4, K5")
+	g.p("\tVCMPPS $3, Z0, Z0, K5, K1")
+	g.p("\tVMOVAPS Z0, K1, Z5")
+	g.p("\tVMOVAPS Z5, Z4")
+	g.p("\tJMP prow_tapnext")
+	g.p("prow_add:")
+	g.p("\tVADDPS Z0, Z4, Z4")
+	g.p("prow_tapnext:")
+	g.p("\tADDQ $4, AX")
+	g.p("\tDECQ R13")
+	g.p("\tJNE prow_kx")
+	g.p("\tADDQ R8, DX")
+	g.p("\tDECQ R12")
+	g.p("\tJNE prow_ky")
+	g.p("\tTESTQ R11, R11")
+	g.p("\tJNE prow_store")
+	g.p("\tVMULPS Z13, Z4, Z4")
+	g.p("prow_store:")
+	g.p("\tVMOVUPS Z4, K2, (DI)")
+	g.p("\tADDQ $64, DI")
+	// Next chunk: 16 outputs on, 16·s inputs on.
+	g.p("\tMOVQ R10, AX")
+	g.p("\tSHLQ $6, AX")
+	g.p("\tADDQ AX, SI")
+	g.p("\tSUBQ $16, CX")
+	g.p("\tJA prow_chunk")
+	g.p("prow_done:")
+	g.p("\tVZEROUPPER")
+	g.p("\tRET\n")
+}
+
+// loadTap loads the strided input vector at AX into Z0.
+func (g *vg) loadTap(tag string) {
+	g.p("\tCMPQ R10, $1")
+	g.p("\tJNE prow_%s2", tag)
+	g.p("\tVMOVUPS.Z (AX), K2, Z0")
+	g.p("\tJMP prow_%sok", tag)
+	g.p("prow_%s2:", tag)
+	g.p("\tVMOVUPS.Z (AX), K3, Z0")
+	g.p("\tVMOVUPS.Z 64(AX), K4, Z1")
+	g.p("\tVMOVAPS Z14, Z2")
+	g.p("\tVPERMI2PS Z1, Z0, Z2")
+	g.p("\tVMOVAPS Z2, Z0")
+	g.p("prow_%sok:", tag)
+}
+
+// genDeint: even[i] = row[2i], odd[i] = row[2i+1]; AVX-512 masks the tail,
+// AVX2 leaves the last len(row) mod 16 to Go.
+func (g *vg) genDeint() {
+	s := g.is.suffix
+	L := g.is.lanes
+	R := func(i int) string { return fmt.Sprintf("%s%d", g.is.r, i) }
+	g.p("// func deint%s(even, odd, row []float32)", s)
+	g.p("TEXT ·deint%s(SB), NOSPLIT, $0-72", s)
+	g.p("\tMOVQ even_base+0(FP), DI")
+	g.p("\tMOVQ odd_base+24(FP), DX")
+	g.p("\tMOVQ row_base+48(FP), SI")
+	g.p("\tMOVQ row_len+56(FP), CX")
+	if g.zmm() {
+		g.p("\tVMOVDQU32 ·evenIdx(SB), Z14")
+		g.p("\tVMOVDQU32 ·oddIdx(SB), Z15")
+	}
+	g.p("deint%s_loop:", s)
+	g.p("\tCMPQ CX, $%d", 2*L)
+	g.p("\tJLT deint%s_tail", s)
+	g.p("\tVMOVUPS (SI), %s", R(0))
+	g.p("\tVMOVUPS %d(SI), %s", 4*L, R(1))
+	if g.zmm() {
+		g.p("\tVMOVAPS Z14, Z2")
+		g.p("\tVPERMI2PS Z1, Z0, Z2")
+		g.p("\tVMOVAPS Z15, Z3")
+		g.p("\tVPERMI2PS Z1, Z0, Z3")
+	} else {
+		g.p("\tVSHUFPS $0x88, Y1, Y0, Y2")
+		g.p("\tVPERMPD $0xd8, Y2, Y2")
+		g.p("\tVSHUFPS $0xdd, Y1, Y0, Y3")
+		g.p("\tVPERMPD $0xd8, Y3, Y3")
+	}
+	g.p("\tVMOVUPS %s, (DI)", R(2))
+	g.p("\tVMOVUPS %s, (DX)", R(3))
+	g.p("\tADDQ $%d, SI", 8*L)
+	g.p("\tADDQ $%d, DI", 4*L)
+	g.p("\tADDQ $%d, DX", 4*L)
+	g.p("\tSUBQ $%d, CX", 2*L)
+	g.p("\tJMP deint%s_loop", s)
+	g.p("deint%s_tail:", s)
+	if g.zmm() {
+		g.p("\tTESTQ CX, CX")
+		g.p("\tJEQ deint%s_done", s)
+		// K1, K2: the rem input lanes; K3: ceil(rem/2) evens; K4: rem/2 odds.
+		g.p("\tMOVQ $1, AX")
+		g.p("\tSHLQ CX, AX")
+		g.p("\tDECQ AX")
+		g.p("\tKMOVW AX, K1")
+		g.p("\tSHRQ $16, AX")
+		g.p("\tKMOVW AX, K2")
+		g.p("\tMOVQ CX, BX")
+		g.p("\tSHRQ $1, BX")
+		g.p("\tMOVQ CX, R8")
+		g.p("\tSUBQ BX, R8")
+		g.p("\tMOVQ R8, CX")
+		g.p("\tMOVQ $1, AX")
+		g.p("\tSHLQ CX, AX")
+		g.p("\tDECQ AX")
+		g.p("\tKMOVW AX, K3")
+		g.p("\tMOVQ BX, CX")
+		g.p("\tMOVQ $1, AX")
+		g.p("\tSHLQ CX, AX")
+		g.p("\tDECQ AX")
+		g.p("\tKMOVW AX, K4")
+		g.p("\tVMOVUPS.Z (SI), K1, Z0")
+		g.p("\tVMOVUPS.Z 64(SI), K2, Z1")
+		g.p("\tVMOVAPS Z14, Z2")
+		g.p("\tVPERMI2PS Z1, Z0, Z2")
+		g.p("\tVMOVAPS Z15, Z3")
+		g.p("\tVPERMI2PS Z1, Z0, Z3")
+		g.p("\tVMOVUPS Z2, K3, (DI)")
+		g.p("\tVMOVUPS Z3, K4, (DX)")
+	}
+	g.p("deint%s_done:", s)
+	g.p("\tVZEROUPPER")
+	g.p("\tRET\n")
+}
