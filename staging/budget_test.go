@@ -120,3 +120,22 @@ func TestPackWhenActivationsBind(t *testing.T) {
 		}
 	}
 }
+
+// TestLowerBoundWithOversize: an oversize genome takes one chunk however
+// large it is; its weights do not count against the others'.
+func TestLowerBoundWithOversize(t *testing.T) {
+	cfg := staging.DefaultConfig()
+	cfg.Adaptive = false
+	cfg.ChunkBytes = 10 * MiB
+	items := uniform(20, MiB, MiB)
+	items[7] = staging.Item{Index: 7, Model: 40 * MiB, Act: MiB}
+	p, err := staging.NewPlan(cfg, items, 512*MiB, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 1 chunk for the 40 MiB genome, ⌈19 MiB / 10 MiB⌉ for the rest (not
+	// ⌈59 / 10⌉ = 6).
+	if p.LowerBound != 3 || len(p.Chunks) != 3 {
+		t.Errorf("%d chunks, lower bound %d; want 3 and 3", len(p.Chunks), p.LowerBound)
+	}
+}

@@ -88,11 +88,12 @@ type Plan struct {
 	// Chunks hold item indexes (into the planned items), each chunk's
 	// genomes in population order.
 	Chunks []ChunkPlan
-	// LowerBound is the fewest chunks any packing could use: at least
-	// ⌈Σ M_model / ModelBudget⌉, and, with P forwards in flight, at least
-	// ⌈|S_k| / k⌉ for k < P, where S_k are the genomes whose M_model + M_act
-	// is over PeakBudget / (k+1): no chunk holds k+1 of them, since its peak
-	// counts the activations of all of them.
+	// LowerBound is the fewest chunks any packing under the budgets could
+	// use: one per oversize genome (each is alone), plus, for the others,
+	// at least ⌈Σ M_model / ModelBudget⌉ and, with P forwards in flight, at
+	// least ⌈|S_k| / k⌉ for k < P, where S_k are the genomes whose
+	// M_model + M_act is over PeakBudget / (k+1): no chunk holds k+1 of
+	// them, since its peak counts the activations of all of them.
 	LowerBound int
 	// SlotChunks is how many chunks sizing every slot by the largest genome
 	// (the seed's n_models formula) would have used.
@@ -174,10 +175,7 @@ func NewPlan(cfg Config, items []Item, total, fixed int64) (*Plan, error) {
 		p.Mode = CPUStaged
 		p.Chunks = pack(items, par, p.ModelBudget, p.PeakBudget)
 	}
-	if p.ModelBudget > 0 && sumModel > 0 {
-		p.LowerBound = int((sumModel + p.ModelBudget - 1) / p.ModelBudget)
-	}
-	p.LowerBound = max(p.LowerBound, peakBound(items, par, p.PeakBudget))
+	p.LowerBound = lowerBound(items, par, p.ModelBudget, p.PeakBudget)
 	if n := p.SlotsPerChunk(par); n > 0 {
 		p.SlotChunks = (len(items) + n - 1) / n
 	}
@@ -314,8 +312,28 @@ func packOrdered(items []Item, par int, modelBudget, peakBudget int64, less func
 	return out
 }
 
-// peakBound is the fewest chunks the peak budget alone allows (see
-// Plan.LowerBound).
+// lowerBound is Plan.LowerBound.
+func lowerBound(items []Item, par int, modelBudget, peakBudget int64) int {
+	over := 0
+	var fit []Item
+	var sumModel int64
+	for _, it := range items {
+		if it.Model > modelBudget || it.Model+it.Act > peakBudget {
+			over++
+			continue
+		}
+		fit = append(fit, it)
+		sumModel += it.Model
+	}
+	byWeight := 0
+	if modelBudget > 0 {
+		byWeight = int((sumModel + modelBudget - 1) / modelBudget)
+	}
+	return over + max(byWeight, peakBound(fit, par, peakBudget))
+}
+
+// peakBound is the fewest chunks the peak budget alone allows for genomes
+// that fit it one by one (see Plan.LowerBound).
 func peakBound(items []Item, par int, peakBudget int64) int {
 	bound := 0
 	for k := 1; k < par; k++ {
