@@ -216,6 +216,9 @@ func Conv2D(dst, src, w, bias []float32, s ConvShape, b int, act Act, ws []float
 			b, threads, act, len(dst), len(src), len(w), len(bias), s))
 	}
 	pl := planConv(selected(), s, b, threads)
+	if pl.prepLen >= 1<<31-1 || s.OC*pl.kdim >= 1<<31-1 {
+		panic(fmt.Sprintf("kernels: Conv2D: %+v is too large for 32-bit tap offsets", s))
+	}
 	if len(ws) < pl.wsLen {
 		panic(fmt.Sprintf("kernels: Conv2D: workspace of %d floats, want %d", len(ws), pl.wsLen))
 	}
