@@ -328,8 +328,10 @@ func prepImage(pl *convPlan, s *ConvShape, prep, img []float32) {
 				continue
 			}
 			if S == 1 {
-				o := c*pl.plane + y*pl.wq + P
-				copy(prep[o:o+s.W], row)
+				if ih == 0 {
+					o := c*pl.plane + P*pl.wq + P
+					copyRows(pl.path, prep[o:o+(s.H-1)*pl.wq+s.W], img[c*s.H*s.W:(c+1)*s.H*s.W], s.H, s.W, pl.wq)
+				}
 				continue
 			}
 			base := (c*pl.nph + a) * pl.nph * pl.plane
@@ -345,6 +347,14 @@ func prepImage(pl *convPlan, s *ConvShape, prep, img []float32) {
 				}
 			}
 		}
+	}
+}
+
+// copyRowsGo is the pure-Go twin of the row copy kernels: row r of src (w
+// floats) goes to dst[r·stride:].
+func copyRowsGo(dst, src []float32, rows, w, stride int) {
+	for r := range rows {
+		copy(dst[r*stride:r*stride+w], src[r*w:(r+1)*w])
 	}
 }
 

@@ -418,6 +418,7 @@ func genVec() {
 	out.WriteString("GLOBL ·evenIdx(SB), RODATA|NOPTR, $64\nGLOBL ·oddIdx(SB), RODATA|NOPTR, $64\n\n")
 	pr := &vg{is: vecISAs[0]}
 	pr.genPoolRow()
+	genCopyRows(pr)
 	out.WriteString(pr.sb.String())
 	for _, is := range vecISAs {
 		g := &vg{is: is}

@@ -306,3 +306,17 @@ func deint(p Path, even, odd, row []float32) {
 		deintGo(even, odd, row)
 	}
 }
+
+//go:noescape
+func copyRows512(dst, src []float32, rows, w, dstStride int)
+
+// copyRows copies rows of w floats to rows stride apart (copyRowsGo); the
+// slices are checked here, the assembly masks each row's last vector.
+func copyRows(p Path, dst, src []float32, rows, w, stride int) {
+	if p != AVX512 || rows == 0 {
+		copyRowsGo(dst, src, rows, w, stride)
+		return
+	}
+	_, _ = dst[(rows-1)*stride+w-1], src[rows*w-1]
+	copyRows512(dst, src, rows, w, stride)
+}

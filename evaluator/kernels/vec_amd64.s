@@ -500,6 +500,49 @@ prow_done:
 	VZEROUPPER
 	RET
 
+// func copyRows512(dst, src []float32, rows, w, dstStride int)
+TEXT ·copyRows512(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), DI
+	MOVQ src_base+24(FP), SI
+	MOVQ rows+48(FP), R8
+	MOVQ w+56(FP), R9
+	MOVQ dstStride+64(FP), R10
+	SHLQ $2, R10
+	TESTQ R8, R8
+	JEQ crow_done
+	MOVQ R9, CX
+	ANDQ $15, CX
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+	KMOVW AX, K1
+	MOVQ R9, R11
+	SHRQ $4, R11
+crow_row:
+	MOVQ DI, DX
+	MOVQ R11, CX
+	TESTQ CX, CX
+	JEQ crow_tail
+crow_vec:
+	VMOVUPS (SI), Z0
+	VMOVUPS Z0, (DX)
+	ADDQ $64, SI
+	ADDQ $64, DX
+	DECQ CX
+	JNE crow_vec
+crow_tail:
+	VMOVUPS.Z (SI), K1, Z0
+	VMOVUPS Z0, K1, (DX)
+	MOVQ R9, AX
+	ANDQ $15, AX
+	LEAQ (SI)(AX*4), SI
+	ADDQ R10, DI
+	DECQ R8
+	JNE crow_row
+crow_done:
+	VZEROUPPER
+	RET
+
 // func act512(act int, x []float32): x[i] = act(x[i]), len(x) a multiple of 16.
 TEXT ·act512(SB), NOSPLIT, $0-32
 	MOVQ act+0(FP), AX
