@@ -336,6 +336,12 @@ func prepImage(pl *convPlan, s *ConvShape, prep, img []float32) {
 			}
 			base := (c*pl.nph + a) * pl.nph * pl.plane
 			if S == 2 && pl.nph == 2 {
+				if pl.path == AVX512 {
+					if ih == 0 {
+						deintPlane(prep[c*4*pl.plane:(c+1)*4*pl.plane], img[c*s.H*s.W:(c+1)*s.H*s.W], s.H, s.W, pl.wq, pl.plane, P)
+					}
+					continue
+				}
 				deinterleave2(pl.path, prep, base+(y/2)*pl.wq, base+pl.plane+(y/2)*pl.wq, P, row)
 				continue
 			}

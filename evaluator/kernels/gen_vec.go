@@ -419,6 +419,7 @@ func genVec() {
 	pr := &vg{is: vecISAs[0]}
 	pr.genPoolRow()
 	genCopyRows(pr)
+	genDeintPlane(pr)
 	out.WriteString(pr.sb.String())
 	for _, is := range vecISAs {
 		g := &vg{is: is}

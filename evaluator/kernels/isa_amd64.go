@@ -320,3 +320,25 @@ func copyRows(p Path, dst, src []float32, rows, w, stride int) {
 	_, _ = dst[(rows-1)*stride+w-1], src[rows*w-1]
 	copyRows512(dst, src, rows, w, stride)
 }
+
+//go:noescape
+func deintPlane512(prep, img []float32, h, w, wq, plane, evenAdd, oddAdd, y0 int)
+
+// deintPlane splits one channel (h×w, padding pad) into its four stride-2
+// phase planes of wq columns, chan = the channel's 4·plane floats
+// (deinterleave2 per row, in one call).
+func deintPlane(chanPlanes, img []float32, h, w, wq, plane, pad int) {
+	evenAdd, oddAdd := pad/2, plane+pad/2
+	if pad%2 == 1 {
+		evenAdd, oddAdd = plane+pad/2, pad/2+1
+	}
+	// The furthest write is in one of the last two rows (the odd-y one lies
+	// two planes further on).
+	last := 0
+	for ih := max(0, h-2); ih < h; ih++ {
+		y := ih + pad
+		last = max(last, y/2*wq+(y%2)*2*plane+max(evenAdd+(w+1)/2, oddAdd+w/2))
+	}
+	_, _ = chanPlanes[last-1], img[h*w-1]
+	deintPlane512(chanPlanes, img, h, w, wq, plane, evenAdd, oddAdd, pad)
+}

@@ -28,3 +28,5 @@ func poolVec(Path, bool, []float32, []float32, int, int, int, int, int, int, int
 func deint(_ Path, even, odd, row []float32) { deintGo(even, odd, row) }
 
 func copyRows(_ Path, dst, src []float32, rows, w, stride int) { copyRowsGo(dst, src, rows, w, stride) }
+
+func deintPlane([]float32, []float32, int, int, int, int, int) { panic("kernels: no AVX-512") }

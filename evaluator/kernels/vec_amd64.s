@@ -543,6 +543,89 @@ crow_done:
 	VZEROUPPER
 	RET
 
+// func deintPlane512(prep, img []float32, h, w, wq, plane, evenAdd, oddAdd, y0 int)
+TEXT ·deintPlane512(SB), NOSPLIT, $0-104
+	MOVQ prep_base+0(FP), DI
+	MOVQ img_base+24(FP), SI
+	MOVQ h+48(FP), R8
+	MOVQ w+56(FP), R9
+	MOVQ wq+64(FP), R11
+	MOVQ plane+72(FP), R12
+	MOVQ y0+96(FP), R13
+	VMOVDQU32 ·evenIdx(SB), Z14
+	VMOVDQU32 ·oddIdx(SB), Z15
+	TESTQ R8, R8
+	JEQ dplane_done
+	MOVQ R9, CX
+	ANDQ $31, CX
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+	KMOVW AX, K1
+	SHRQ $16, AX
+	KMOVW AX, K2
+	MOVQ CX, BX
+	SHRQ $1, BX
+	SUBQ BX, CX
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+	KMOVW AX, K3
+	MOVQ BX, CX
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+	KMOVW AX, K4
+dplane_row:
+	MOVQ R13, BX
+	SHRQ $1, BX
+	IMULQ R11, BX
+	MOVQ R13, AX
+	ANDQ $1, AX
+	IMULQ R12, AX
+	LEAQ (BX)(AX*2), BX
+	MOVQ evenAdd+80(FP), AX
+	ADDQ BX, AX
+	LEAQ (DI)(AX*4), DX
+	MOVQ oddAdd+88(FP), AX
+	ADDQ BX, AX
+	LEAQ (DI)(AX*4), R10
+	MOVQ R9, CX
+	SHRQ $5, CX
+	JEQ dplane_tail
+dplane_vec:
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	VMOVAPS Z14, Z2
+	VPERMI2PS Z1, Z0, Z2
+	VMOVAPS Z15, Z3
+	VPERMI2PS Z1, Z0, Z3
+	VMOVUPS Z2, (DX)
+	VMOVUPS Z3, (R10)
+	ADDQ $128, SI
+	ADDQ $64, DX
+	ADDQ $64, R10
+	DECQ CX
+	JNE dplane_vec
+dplane_tail:
+	VMOVUPS.Z (SI), K1, Z0
+	VMOVUPS.Z 64(SI), K2, Z1
+	VMOVAPS Z14, Z2
+	VPERMI2PS Z1, Z0, Z2
+	VMOVAPS Z15, Z3
+	VPERMI2PS Z1, Z0, Z3
+	VMOVUPS Z2, K3, (DX)
+	VMOVUPS Z3, K4, (R10)
+	MOVQ R9, AX
+	ANDQ $31, AX
+	LEAQ (SI)(AX*4), SI
+	INCQ R13
+	DECQ R8
+	JNE dplane_row
+dplane_done:
+	VZEROUPPER
+	RET
+
 // func act512(act int, x []float32): x[i] = act(x[i]), len(x) a multiple of 16.
 TEXT ·act512(SB), NOSPLIT, $0-32
 	MOVQ act+0(FP), AX
