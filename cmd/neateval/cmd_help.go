@@ -17,6 +17,8 @@ func cmdHelp(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	switch args[0] {
 	case "run":
 		printUsage(stdout, newRunFlags(&runOptions{}), runUsage)
+	case "plan":
+		printUsage(stdout, newPlanFlags(&planOptions{}), planUsage)
 	case "gen":
 		printUsage(stdout, newGenFlags(&genOptions{}), genUsage)
 	case "version":

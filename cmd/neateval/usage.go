@@ -8,6 +8,8 @@ Usage:
 
 Commands:
   run       score a population (config.toml, flags override it)
+  plan      show how a run would stage its population on a device of any
+            size (mode, budgets, chunks, predicted peak), without running it
   gen       write a seeded random population (JSON + safetensors)
   version   print the version, Go version, platform and CPU features
   help      print this text, or a command's flags: neateval help <command>
@@ -33,6 +35,18 @@ set and fitness, so that --resume refuses a file of another run. Without
 --config the built-in defaults are used (the same as the shipped config.toml):
 a generated population of 64 genomes on the MNIST test set, on the CPU. Flags
 override the config's keys.
+`
+
+const planUsage = `Usage: neateval plan [--config FILE] [--device-memory SIZE] [--json] [--population FILE] [--eval-batch-size N] [--fitness-eval-parallel N]
+
+Prints how ` + "`neateval run`" + ` with this config would stage its population on the
+device, without evaluating anything: the POP line of the run's log, the mode
+(gpu_resident or cpu_staged), the budgets, the chunks against their lower
+bound, whether the next chunk is prefetched, the predicted peak and the
+genomes' sizes, then one row per chunk. The population and the data set are
+loaded (or generated) as run does. --device-memory plans for a device of that
+size (e.g. 16GiB on a laptop) instead of opening the configured one; the
+genomes' sizes then come from the CPU backend's memory model.
 `
 
 const genUsage = `Usage: neateval gen --out DIR/pop.json [--size N] [--seed S] [--preset small|wide] [--input CxHxW] [--classes K]
