@@ -32,7 +32,7 @@ func (c *CPU) Forward(ctx context.Context, mm Model, dd Data, lo, hi int) (Slice
 		return SliceStats{}, err
 	}
 	defer c.dev.Free(block)
-	f := &cpuForward{c: c, m: m, g: g, n: n, threads: c.threads, block: block, plan: p}
+	f := &cpuForward{c: c, m: m, g: g, threads: c.threads, block: block, plan: p}
 	return f.run(ctx, d, lo, hi)
 }
 
@@ -76,7 +76,8 @@ func (c *CPU) plan(g *neat.Graph, n int, streamed bool) forwardPlan {
 	}
 	wsAt := len(bufs)
 	for i := range g.Steps {
-		bufs = append(bufs, interval{first: i, last: i, size: c.stepWorkspace(g, i, n) * 4})
+		// Workspace serves one tile at a time.
+		bufs = append(bufs, interval{first: i, last: i, size: c.stepWorkspace(g, i, min(n, cpuTile)) * 4})
 	}
 	p.size = max(memPlan(bufs), 1)
 	if streamed {
@@ -97,7 +98,7 @@ type cpuForward struct {
 	c       *CPU
 	m       *cpuModel
 	g       *neat.Graph
-	n       int // images in the slice
+	n       int // images in the tile being computed
 	threads int
 	block   *vram.Block
 	plan    forwardPlan
@@ -113,12 +114,34 @@ func (f *cpuForward) u16(off int64, n int) []uint16 {
 	return f.c.dev.Uint16s(f.block)[off/2 : off/2+int64(n)]
 }
 
+// run computes the slice tile by tile: the block holds every buffer of a
+// forward of the whole slice, as a GPU's would, but the steps run
+// depth-first over cpuTile images at a time, each tile using the first
+// part of every buffer. The tile's activations stay in the caches between
+// steps, and the rest of the block is never touched (the arena commits
+// pages on first touch).
 func (f *cpuForward) run(ctx context.Context, d *cpuData, lo, hi int) (SliceStats, error) {
+	var st SliceStats
+	for t := lo; t < hi; t += cpuTile {
+		if err := ctx.Err(); err != nil {
+			return SliceStats{}, err
+		}
+		f.n = min(cpuTile, hi-t)
+		st.Add(f.tile(d, t, t+f.n))
+	}
+	return st, nil
+}
+
+// cpuTile is how many images go through all the steps together.
+const cpuTile = 256
+
+// tile computes images [lo, hi) of the data set, f.n of them.
+func (f *cpuForward) tile(d *cpuData, lo, hi int) SliceStats {
 	c, g, n := f.c, f.g, f.n
 	bf16 := c.dtype == vram.BFloat16
 	sz := d.imgSize
 
-	// The input slice: a view of the cached set, or copied into the block.
+	// The input: a view of the cached set, or copied into the block.
 	var in32 []float32
 	var in16 []uint16
 	switch {
@@ -136,9 +159,6 @@ func (f *cpuForward) run(ctx context.Context, d *cpuData, lo, hi int) (SliceStat
 
 	last := len(g.Steps) - 1
 	for i := range g.Steps {
-		if err := ctx.Err(); err != nil {
-			return SliceStats{}, err
-		}
 		s := &g.Steps[i]
 		var ws []float32
 		if f.plan.ws[i] >= 0 {
@@ -163,7 +183,7 @@ func (f *cpuForward) run(ctx context.Context, d *cpuData, lo, hi int) (SliceStat
 		}
 	}
 	logits := f.f32(f.plan.out[last], n*g.NumClasses)
-	return reduce(logits, d.ds.Labels[lo:hi], g.NumClasses), nil
+	return reduce(logits, d.ds.Labels[lo:hi], g.NumClasses)
 }
 
 // stepWorkspace is the float32 scratch step i needs for a slice of b images,

@@ -42,28 +42,46 @@ func evaluate(ctx context.Context, env evalEnv) error {
 		return err
 	}
 	logEvent(&log, zerolog.InfoLevel, EvDatasetLoaded).
-		Str(KeyDataset, ds.Name).Int(KeyImages, ds.N).
-		Str("shape", fmt.Sprintf("%dx%dx%d", ds.Channels, ds.Height, ds.Width)).
-		Int("classes", ds.NumClasses).Dur("elapsed", time.Since(start)).
-		Msgf("data set %s: %d images", ds.Name, ds.N)
+		Str(KeyDataset, ds.Name).Str(KeySplit, cfg.Dataset.Split).Int(KeyImages, ds.N).
+		Int(KeyChannels, ds.Channels).Int(KeyHeight, ds.Height).Int(KeyWidth, ds.Width).
+		Int(KeyClasses, ds.NumClasses).Float64(KeySeconds, time.Since(start).Seconds()).
+		Msgf("data set %s: %d images of %d×%d×%d", ds.Name, ds.N, ds.Channels, ds.Height, ds.Width)
 
+	t := time.Now()
 	pop, digest, err := openPopulation(cfg, ds)
 	if err != nil {
 		return err
 	}
+	var invalid int
+	var params, weightBytes int64
+	for _, g := range pop.Genomes {
+		gr, err := neat.Compile(g, pop.Input, pop.NumClasses)
+		if err != nil {
+			invalid++
+			continue
+		}
+		params += gr.Params
+		weightBytes += gr.WeightBytes(4)
+	}
+	popName := cfg.Population.Path
+	if popName == "" {
+		popName = fmt.Sprintf("generated (%s, seed %d)", cfg.Population.GeneratePreset, cfg.Population.GenerateSeed)
+	}
 	logEvent(&log, zerolog.InfoLevel, EvPopulationLoaded).
-		Int(KeyGenomes, len(pop.Genomes)).Str("population", digest).
-		Msgf("population: %d genomes", len(pop.Genomes))
+		Str(KeyPopulation, popName).Int(KeyGenomes, len(pop.Genomes)).Int(KeyInvalid, invalid).
+		Int64(KeyParams, params).Int64(KeyWeightBytes, weightBytes).Str(KeyDigest, digest).
+		Float64(KeySeconds, time.Since(t).Seconds()).
+		Msgf("population %s: %d genomes (%d invalid), %d parameters", popName, len(pop.Genomes), invalid, params)
 
 	b, err := openBackend(cfg)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	total, free := b.Device().MemInfo()
+	total, _ := b.Device().MemInfo()
 	logEvent(&log, zerolog.InfoLevel, EvDevice).
-		Str(KeyBackend, b.Name()).Str("device", b.Device().Name()).Str(KeyDType, b.DType().String()).
-		Int64("total_bytes", total).Int64("free_bytes", free).
+		Str(KeyBackend, b.Name()).Str(KeyDevice, b.Device().Name()).Str(KeyDType, b.DType().String()).
+		Int64(KeyMemoryBytes, total).
 		Msgf("device %s: %s, %s", b.Device().Name(), vram.FormatBytes(total), b.DType())
 
 	header := ResultsHeader{
@@ -83,7 +101,7 @@ func evaluate(ctx context.Context, env evalEnv) error {
 			return err
 		}
 		logEvent(&log, zerolog.InfoLevel, EvResume).Str(KeyResults, cfg.Output.Results).
-			Int("done", len(done)).Int("remaining", len(pop.Genomes)-len(done)).
+			Int(KeyDone, len(done)).Int(KeyRemaining, len(pop.Genomes)-len(done)).
 			Msgf("resuming: %d of %d genomes already scored", len(done), len(pop.Genomes))
 	} else if w, err = CreateResults(cfg.Output.Results, header); err != nil {
 		return err

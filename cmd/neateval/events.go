@@ -18,12 +18,22 @@ package main
 //	run_start          version, config, backend, dtype, eval_batch_size, fitness_eval_parallel, threads, results, resume
 //	dataset_loaded     dataset, split, images, channels, height, width, classes, seconds
 //	population_loaded  population, genomes, invalid, params, weight_bytes, digest, seconds
-//	device             device, memory_bytes
+//	device             backend, device, dtype, memory_bytes
 //	resume             results, done, remaining
 //	results_written    results, genomes
 //	run_summary        genomes, failed, images, seconds, images_genomes_per_s, best_fitness⁺, best_genome⁺, mean_fitness⁺
 //	run_interrupted    results, error
 //	run_failed         error
+//
+// Events of `neateval evolve` (besides run_interrupted, dataset_loaded and
+// resume, with fields of their own):
+//
+//	evolve_start       version, config, backend, population_size, generations, seed, checkpoint_dir, resume
+//	generation         gen, best, mean, species, params, flops, nodes, best_genome, best_ever, evaluated,
+//	                   failed, threshold, mode⁺, chunks⁺, seconds: one line per generation, after its
+//	                   checkpoint; params, flops and nodes are the generation's best genome's
+//	evolve_done        best_genome, gen, best, val_accuracy, val_loss, test_accuracy, test_loss,
+//	                   test_images, params, flops, generations, best_file, seconds
 //
 // Events of the other packages, which take a zerolog.Logger and own their
 // field names (see their constants):
@@ -58,6 +68,9 @@ const (
 	EvRunSummary       = "run_summary"
 	EvRunInterrupted   = "run_interrupted"
 	EvRunFailed        = "run_failed"
+	EvEvolveStart      = "evolve_start"
+	EvGeneration       = "generation"
+	EvEvolveDone       = "evolve_done"
 )
 
 // Field keys of this package's events.
@@ -96,4 +109,13 @@ const (
 	KeyBestGenome          = "best_genome"
 	KeyMeanFitness         = "mean_fitness"
 	KeyError               = "error" // zerolog.ErrorFieldName
+	KeyGen                 = "gen"
+	KeyBest                = "best"
+	KeyMean                = "mean"
+	KeySpecies             = "species"
+	KeyFLOPs               = "flops"
+	KeyNodes               = "nodes"
+	KeyBestEver            = "best_ever"
+	KeyEvaluated           = "evaluated"
+	KeyThreshold           = "threshold"
 )
