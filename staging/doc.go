@@ -21,8 +21,9 @@
 // memory holds weights and activations together.
 //
 // Unlike the seed, which sizes every slot by the largest genome, chunks are
-// packed by each genome's own size (first-fit decreasing), and the plan
-// reports how close that came to the lower bound ⌈Σ M_model / budget⌉.
+// packed by each genome's own size (first-fit decreasing, once by weights
+// and once by activations, keeping the packing with fewer chunks), and the
+// plan reports how close that came to a lower bound (Plan.LowerBound).
 // While one chunk is evaluated the next one loads, when the peak ceiling
 // has room for both.
 //
