@@ -12,3 +12,39 @@ test:
 
 run:
 	$(GO) run ./cmd/neateval run --config config.toml
+
+# ---- CUDA backend (evaluator/cuda, build tag cuda) --------------------------
+# cuda.h and the stub libcuda.so come from Debian's nvidia-cuda-dev
+# (scripts/cuda-deps.sh, cached in .cache/cuda): enough to compile and link
+# the tagged code anywhere. A tagged binary runs only where the NVIDIA driver
+# is (gorgonia.org/cu initialises it at start and exits without it).
+
+CUDA_CACHE ?= $(CURDIR)/.cache/cuda
+CUDA_ENV = CGO_ENABLED=1 CGO_CFLAGS="-I$(CUDA_CACHE)/include -Wno-deprecated-declarations" CGO_LDFLAGS="-L$(CUDA_CACHE)/lib"
+NVCC ?= nvcc
+PTX_ARCH ?= compute_80
+CUDA_KERNELS = evaluator/cuda/kernels
+
+.PHONY: cuda-deps ptx vet-cuda build-cuda test-cuda-compile gpu-prepare
+
+cuda-deps:
+	scripts/cuda-deps.sh $(CUDA_CACHE)
+
+# Regenerate the committed PTX (needs nvcc: Debian's nvidia-cuda-toolkit).
+ptx: $(CUDA_KERNELS)/gemm.ptx $(CUDA_KERNELS)/ops.ptx
+
+$(CUDA_KERNELS)/%.ptx: $(CUDA_KERNELS)/%.cu $(CUDA_KERNELS)/common.cuh
+	$(NVCC) -ptx -arch=$(PTX_ARCH) -O3 -o $@ $<
+
+vet-cuda: cuda-deps
+	$(CUDA_ENV) $(GO) vet -tags cuda ./...
+
+build-cuda: cuda-deps
+	$(CUDA_ENV) $(GO) build -tags cuda -o bin/neateval-cuda ./cmd/neateval
+
+test-cuda-compile: cuda-deps
+	$(CUDA_ENV) $(GO) test -tags cuda -c -o bin/cuda.test ./evaluator/cuda
+
+# Everything a GPU session carries, built here (scripts/gpu-prepare.sh).
+gpu-prepare: cuda-deps
+	scripts/gpu-prepare.sh

@@ -1,0 +1,226 @@
+//go:build cuda || cudaemu
+
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/neateval/neateval/evaluator"
+	"github.com/neateval/neateval/evaluator/cuda/internal/sched"
+	"github.com/neateval/neateval/neat"
+	"github.com/neateval/neateval/vram"
+)
+
+// PinnedLimit is the most page-locked host memory the backend keeps for
+// its copies to the device (more only for a single larger request).
+const PinnedLimit = 256 << 20
+
+// Backend is the CUDA backend: a context on one GPU, its memory (Device),
+// its streams and its kernels. It is safe for concurrent use; up to
+// fitness_eval_parallel forwards run at once, each on a stream of its own.
+type Backend struct {
+	drv   driver
+	w     *worker
+	dev   *Device
+	dtype vram.DType
+	pool  *pinnedPool
+	// loads is the stream the weights are copied on.
+	loads stream
+	info  Info
+
+	mu    sync.Mutex
+	slots []*slot // idle forward streams
+	all   []*slot
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var _ evaluator.Backend = (*Backend)(nil)
+
+// Info describes the GPU a backend runs on.
+type Info struct {
+	Name   string // "NVIDIA H200"
+	Index  int
+	Total  int64  // bytes of device memory
+	Free   int64  // bytes free when the backend opened
+	Driver string // the driver's version, from NVML; else the CUDA API version
+	// NVML says whether NVML (libnvidia-ml.so.1) was there; NVMLError why
+	// not. OtherProcesses is the device memory that other processes held
+	// when the backend opened, from NVML (−1 when unknown).
+	NVML           bool
+	NVMLError      string
+	OtherProcesses int64
+}
+
+// slot is a forward's stream with its own pinned result buffer and kernel
+// argument scratch (used on the worker only). The scratch is an allocation
+// of its own: cgo checks that memory passed to C holds no Go pointers, and
+// it checks the whole allocation.
+type slot struct {
+	s     stream
+	stats *pinned
+	args  *[sched.MaxArgs]uint64
+}
+
+// newBackend opens a backend over the driver that open returns; open runs
+// on the worker and makes the context current there.
+func newBackend(o evaluator.BackendOptions, open func() (driver, Info, error)) (*Backend, error) {
+	if err := o.Faults.Validate(); err != nil {
+		return nil, fmt.Errorf("cuda: %w", err)
+	}
+	b := &Backend{dtype: o.DType}
+	w, err := startWorker(func() error {
+		drv, info, err := open()
+		if err != nil {
+			return err
+		}
+		b.drv, b.info = drv, info
+		free, total, err := drv.memInfo()
+		if err == nil {
+			b.info.Free, b.info.Total = free, total
+			b.loads, err = drv.newStream()
+		}
+		if err != nil {
+			return errors.Join(err, drv.close())
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	b.w = w
+	src := &source{drv: b.drv, name: fmt.Sprintf("%s (cuda:%d)", b.info.Name, b.info.Index), total: b.info.Total}
+	src.free.Store(b.info.Free)
+	b.dev = &Device{w: w, src: src, alloc: vram.NewAllocator(src, vram.AllocatorOptions{Faults: o.Faults})}
+	b.pool = newPinnedPool(w, b.drv, PinnedLimit)
+	return b, nil
+}
+
+// Name is "cuda".
+func (b *Backend) Name() string { return "cuda" }
+
+// Device is the GPU's memory.
+func (b *Backend) Device() vram.Device { return b.dev }
+
+// DType is the storage element type.
+func (b *Backend) DType() vram.DType { return b.dtype }
+
+// Info describes the GPU.
+func (b *Backend) Info() Info { return b.info }
+
+// Footprint is exact: the weight block Load allocates and the arena a
+// forward of b images allocates (internal/sched).
+func (b *Backend) Footprint(g *neat.Graph, batch int, cachedData bool) evaluator.Footprint {
+	m, a := sched.Footprint(g, b.dtype, batch, cachedData)
+	return evaluator.Footprint{Model: m, Act: a}
+}
+
+// Close releases the streams, the pinned buffers, the device memory and
+// the context. Blocks still live (a leak: a model not unloaded, data not
+// released) are reported as an error, and released all the same.
+func (b *Backend) Close() error {
+	b.closeOnce.Do(func() {
+		live := b.dev.alloc.Live()
+		allocated := b.dev.alloc.Stats().Allocated
+		b.closeErr = b.w.stop(func() error {
+			var errs []error
+			b.pool.close(true)
+			for _, s := range b.all {
+				errs = append(errs, b.drv.hostFree(s.stats.p), b.drv.destroyStream(s.s))
+			}
+			errs = append(errs, b.drv.destroyStream(b.loads))
+			b.dev.alloc.EmptyCache()
+			// Destroying the context frees what is still allocated.
+			errs = append(errs, b.drv.close())
+			return errors.Join(errs...)
+		})
+		b.dev.src.errMu.Lock()
+		b.closeErr = errors.Join(b.closeErr, b.dev.src.firstErr)
+		b.dev.src.errMu.Unlock()
+		if live > 0 {
+			b.closeErr = errors.Join(b.closeErr, fmt.Errorf("cuda: closed with %d live blocks (%s) still allocated", live, vram.FormatBytes(allocated)))
+		}
+	})
+	return b.closeErr
+}
+
+// getSlot takes an idle forward stream, or makes one.
+func (b *Backend) getSlot() (*slot, error) {
+	b.mu.Lock()
+	if n := len(b.slots); n > 0 {
+		s := b.slots[n-1]
+		b.slots = b.slots[:n-1]
+		b.mu.Unlock()
+		return s, nil
+	}
+	b.mu.Unlock()
+	sl := &slot{args: new([sched.MaxArgs]uint64)}
+	err := b.w.do(func() error {
+		var err error
+		if sl.s, err = b.drv.newStream(); err != nil {
+			return err
+		}
+		p, err := b.drv.hostAlloc(statsAlloc)
+		if err != nil {
+			return errors.Join(err, b.drv.destroyStream(sl.s))
+		}
+		sl.stats = &pinned{p: p, size: statsAlloc}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cuda: a stream for a forward: %w", err)
+	}
+	b.mu.Lock()
+	b.all = append(b.all, sl)
+	b.mu.Unlock()
+	return sl, nil
+}
+
+// statsAlloc is the pinned buffer a forward's reduction lands in (one page;
+// sched.StatsBytes of it are used).
+const statsAlloc = 4096
+
+func (b *Backend) putSlot(s *slot) {
+	b.mu.Lock()
+	b.slots = append(b.slots, s)
+	b.mu.Unlock()
+}
+
+// pollEvery is how often a wait for the device asks the stream itself: a
+// fault in a kernel stops the driver's callbacks, and the poll turns it
+// into an error instead of a hang.
+const pollEvery = 100 * time.Millisecond
+
+// wait blocks until done is closed or the stream reports a failure.
+func (b *Backend) wait(done <-chan struct{}, s stream) error {
+	select {
+	case <-done:
+		return nil
+	default:
+	}
+	t := time.NewTicker(pollEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return nil
+		case <-t.C:
+			var fin bool
+			err := b.w.do(func() error {
+				var err error
+				fin, err = b.drv.streamQuery(s)
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			if fin {
+				return nil
+			}
+		}
+	}
+}

@@ -1,0 +1,114 @@
+//go:build cuda
+
+package cuda
+
+// The driver calls gorgonia.org/cu does not wrap, or wraps in a way the
+// backend cannot use: cuMemHostAlloc (pinned memory), cuLaunchHostFunc (a
+// stream's completion as a callback), cuModuleLoadDataEx with its error
+// log, and cuLaunchKernel with the kernel's argument struct passed as one
+// parameter (cu's Launch copies 8 bytes per parameter and mallocs twice per
+// launch).
+
+/*
+#include <cuda.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+extern void neatevalStreamDone(uintptr_t handle);
+
+static void CUDA_CB ne_host_done(void *h) { neatevalStreamDone((uintptr_t)h); }
+
+static CUresult ne_on_done(CUstream s, uintptr_t h) {
+	return cuLaunchHostFunc(s, ne_host_done, (void *)h);
+}
+
+static CUresult ne_launch(CUfunction f, unsigned gx, unsigned gy, unsigned threads, CUstream s, void *args) {
+	void *params[1] = {args};
+	return cuLaunchKernel(f, gx, gy, 1, threads, 1, 1, 0, s, params, NULL);
+}
+
+static CUresult ne_host_alloc(void **p, size_t n) { return cuMemHostAlloc(p, n, 0); }
+
+static CUresult ne_module_load(CUmodule *m, const char *image, char *log, size_t logsize) {
+	CUjit_option opts[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+	void *vals[2] = {log, (void *)logsize};
+	return cuModuleLoadDataEx(m, image, 2, opts, vals);
+}
+
+static const char *ne_error_name(CUresult r) {
+	const char *s = NULL;
+	if (cuGetErrorName(r, &s) != CUDA_SUCCESS || s == NULL) {
+		return "CUDA_ERROR_UNKNOWN";
+	}
+	return s;
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"runtime/cgo"
+	"unsafe"
+)
+
+// resultError is a CUresult of a call made here.
+type resultError struct {
+	call string
+	code C.CUresult
+}
+
+func (e *resultError) Error() string {
+	return fmt.Sprintf("%s: %s (%d)", e.call, C.GoString(C.ne_error_name(e.code)), int(e.code))
+}
+
+func check(call string, r C.CUresult) error {
+	if r == C.CUDA_SUCCESS {
+		return nil
+	}
+	return &resultError{call: call, code: r}
+}
+
+func cHostAlloc(n int64) (unsafe.Pointer, error) {
+	var p unsafe.Pointer
+	if err := check("cuMemHostAlloc", C.ne_host_alloc(&p, C.size_t(n))); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func cOnDone(s C.CUstream, f func()) error {
+	h := cgo.NewHandle(f)
+	if err := check("cuLaunchHostFunc", C.ne_on_done(s, C.uintptr_t(h))); err != nil {
+		h.Delete()
+		return err
+	}
+	return nil
+}
+
+func cLaunch(f C.CUfunction, gx, gy, threads uint32, s C.CUstream, args unsafe.Pointer) error {
+	return check("cuLaunchKernel", C.ne_launch(f, C.uint(gx), C.uint(gy), C.uint(threads), s, args))
+}
+
+// cModuleLoad loads a PTX module; a failure carries the JIT's log.
+func cModuleLoad(name, ptx string) (C.CUmodule, error) {
+	const logSize = 8 << 10
+	img := C.CString(ptx)
+	defer C.free(unsafe.Pointer(img))
+	log := (*C.char)(C.calloc(logSize, 1))
+	defer C.free(unsafe.Pointer(log))
+	var m C.CUmodule
+	if err := check("cuModuleLoadDataEx", C.ne_module_load(&m, img, log, logSize)); err != nil {
+		return nil, fmt.Errorf("module %s: %w: %s", name, err, C.GoString(log))
+	}
+	return m, nil
+}
+
+func cModuleFunction(m C.CUmodule, name string) (C.CUfunction, C.CUresult) {
+	cs := C.CString(name)
+	defer C.free(unsafe.Pointer(cs))
+	var f C.CUfunction
+	r := C.cuModuleGetFunction(&f, m, cs)
+	return f, r
+}
+
+func cModuleUnload(m C.CUmodule) error { return check("cuModuleUnload", C.cuModuleUnload(m)) }

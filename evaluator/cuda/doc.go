@@ -1,0 +1,38 @@
+// Package cuda is the evaluator backend that computes on an NVIDIA GPU: it
+// registers itself as "cuda" with the evaluator when built with the cuda
+// build tag, and gives the same fitness as the CPU backend (beyond float
+// rounding) from kernels of its own.
+//
+// Build with
+//
+//	make cuda-deps      # cuda.h and the stub libcuda.so into .cache/cuda
+//	make build-cuda     # go build -tags cuda ./cmd/neateval
+//
+// A cuda-tagged binary links libcuda.so.1 and only starts on a machine with
+// the NVIDIA driver: gorgonia.org/cu initialises the driver when the
+// program starts and exits when it cannot. CI therefore compiles the tagged
+// code (go vet -tags cuda, go test -tags cuda -c) and never runs it.
+//
+// How it works:
+//
+//   - One CUDA context per backend, and every driver call of that context
+//     on one goroutine locked to its OS thread (worker): callers hand it
+//     closures. Launches are asynchronous, so the worker only enqueues;
+//     a forward waits for its stream's host callback, never the worker.
+//   - Memory: vram's caching Allocator, the one the CPU device uses, over
+//     cuMemAlloc and cuMemFree (device.go). CUDA_ERROR_OUT_OF_MEMORY,
+//     recognised by its result code, becomes vram's out-of-memory error, so
+//     the batch controller and the staging manager work unchanged.
+//   - Weights: Load converts a genome's weights into pinned host memory
+//     (cuMemHostAlloc, from a bounded pool) and copies them on a stream of
+//     their own, so a prefetched chunk loads while the current one computes.
+//   - Forwards: the schedule of a forward (internal/sched) is one arena
+//     allocation laid out by the graph's liveness schedule, plus a list of
+//     launches of the kernels in kernels/ (CUDA C compiled to PTX, embedded,
+//     loaded with cuModuleLoadData). Up to fitness_eval_parallel forwards
+//     run at once, each on its own stream; each ends with a one-block
+//     reduction of the logits whose 32-byte result is all that comes back.
+//
+// Footprint is exact: a genome's weight block and its forward's arena are
+// the only allocations Load and Forward make.
+package cuda

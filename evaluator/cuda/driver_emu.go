@@ -1,0 +1,161 @@
+//go:build cudaemu && !cuda
+
+package cuda
+
+/*
+#cgo CXXFLAGS: -std=c++17 -O2 -Wno-unknown-pragmas
+#include <stdint.h>
+#include <stdlib.h>
+
+int emu_kernel(const char *name);
+int emu_launch(int k, unsigned gx, unsigned gy, unsigned threads, const void *args, char *err, size_t errlen);
+uint64_t emu_alloc(size_t n);
+void emu_free(uint64_t p);
+void emu_copy_in(uint64_t dst, const void *src, size_t n);
+void emu_copy_out(void *dst, uint64_t src, size_t n);
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/neateval/neateval/evaluator"
+	"github.com/neateval/neateval/evaluator/cuda/internal/sched"
+	"github.com/neateval/neateval/vram"
+)
+
+// emuDriver runs the kernels on the CPU (emu.cc): the same schedules, the
+// same argument structs, the same kernel sources as on a GPU, with host
+// memory of a fixed capacity as the device's. Work is done when it is
+// enqueued; streams are names. For tests without a GPU only: it says
+// nothing of the driver, of speed, or of races between streams.
+type emuDriver struct {
+	fns      []C.int
+	capacity int64
+	used     int64
+	sizes    map[devptr]int64
+	streams  int
+}
+
+var _ driver = (*emuDriver)(nil)
+
+// newEmu opens a backend over the emulator with o.MemoryBytes of device
+// memory (default 1 GiB).
+func newEmu(o evaluator.BackendOptions) (*Backend, error) {
+	return newBackend(o, func() (driver, Info, error) {
+		capacity := o.MemoryBytes
+		if capacity <= 0 {
+			capacity = 1 << 30
+		}
+		d := &emuDriver{capacity: capacity, sizes: map[devptr]int64{}}
+		d.fns = make([]C.int, len(sched.Kernels))
+		for k, name := range sched.Kernels {
+			cs := C.CString(name)
+			d.fns[k] = C.emu_kernel(cs)
+			C.free(unsafe.Pointer(cs))
+			if d.fns[k] < 0 {
+				return nil, Info{}, fmt.Errorf("emu: no kernel %s in the sources", name)
+			}
+		}
+		return d, Info{Name: "emulated device", OtherProcesses: -1, Driver: "emu", NVMLError: "emulated"}, nil
+	})
+}
+
+type emuOOM struct{ size, free int64 }
+
+func (e *emuOOM) Error() string {
+	return fmt.Sprintf("emu: allocating %s with %s free", vram.FormatBytes(e.size), vram.FormatBytes(e.free))
+}
+func (e *emuOOM) Is(target error) bool { return target == vram.ErrOutOfMemory }
+
+func (d *emuDriver) deviceName() string { return "emulated device" }
+
+func (d *emuDriver) memAlloc(n int64) (devptr, error) {
+	if d.used+n > d.capacity {
+		return 0, &emuOOM{n, d.capacity - d.used}
+	}
+	p := devptr(C.emu_alloc(C.size_t(n)))
+	if p == 0 {
+		return 0, fmt.Errorf("emu: host allocation of %s failed", vram.FormatBytes(n))
+	}
+	d.used += n
+	d.sizes[p] = n
+	return p, nil
+}
+
+func (d *emuDriver) memFree(p devptr) error {
+	n, ok := d.sizes[p]
+	if !ok {
+		return fmt.Errorf("emu: free of %#x, not allocated", uint64(p))
+	}
+	delete(d.sizes, p)
+	d.used -= n
+	C.emu_free(C.uint64_t(p))
+	return nil
+}
+
+func (d *emuDriver) memInfo() (free, total int64, err error) { return d.capacity - d.used, d.capacity, nil }
+
+func (d *emuDriver) hostAlloc(n int64) (unsafe.Pointer, error) {
+	p := C.malloc(C.size_t(n))
+	if p == nil {
+		return nil, fmt.Errorf("emu: malloc(%d) failed", n)
+	}
+	return p, nil
+}
+
+func (d *emuDriver) hostFree(p unsafe.Pointer) error {
+	C.free(p)
+	return nil
+}
+
+func (d *emuDriver) newStream() (stream, error) {
+	d.streams++
+	return stream(d.streams - 1), nil
+}
+
+func (d *emuDriver) destroyStream(s stream) error { return nil }
+
+func (d *emuDriver) htodAsync(dst devptr, src unsafe.Pointer, n int64, s stream) error {
+	return d.htod(dst, src, n)
+}
+
+func (d *emuDriver) dtohAsync(dst unsafe.Pointer, src devptr, n int64, s stream) error {
+	return d.dtoh(dst, src, n)
+}
+
+func (d *emuDriver) htod(dst devptr, src unsafe.Pointer, n int64) error {
+	C.emu_copy_in(C.uint64_t(dst), src, C.size_t(n))
+	return nil
+}
+
+func (d *emuDriver) dtoh(dst unsafe.Pointer, src devptr, n int64) error {
+	C.emu_copy_out(dst, C.uint64_t(src), C.size_t(n))
+	return nil
+}
+
+func (d *emuDriver) launch(k sched.Kernel, grid [2]uint32, args unsafe.Pointer, nargs int, s stream) error {
+	var msg [256]C.char
+	if C.emu_launch(d.fns[k], C.uint(grid[0]), C.uint(grid[1]), C.uint(sched.Threads), args, &msg[0], C.size_t(len(msg))) != 0 {
+		return fmt.Errorf("%s: %s", sched.Kernels[k], C.GoString(&msg[0]))
+	}
+	return nil
+}
+
+func (d *emuDriver) onDone(s stream, f func()) error {
+	f()
+	return nil
+}
+
+func (d *emuDriver) streamQuery(s stream) (bool, error) { return true, nil }
+
+func (d *emuDriver) streamSync(s stream) error { return nil }
+
+func (d *emuDriver) close() error {
+	for p := range d.sizes {
+		C.emu_free(C.uint64_t(p))
+	}
+	d.sizes = nil
+	return nil
+}

@@ -1,0 +1,86 @@
+// common.cuh: storage types, conversions and activations shared by the
+// kernels of neateval's CUDA backend.
+//
+// Storage is float32 or bfloat16 (the top 16 bits of a float32, kept as an
+// unsigned short); every kernel computes in float32. Conversions and
+// activations follow the CPU kernels' semantics (evaluator/kernels):
+// float32 → bfloat16 rounds to nearest, ties to even, and keeps NaN a
+// (quiet) NaN; ReLU and max pooling keep NaN; GELU is the exact erf form.
+//
+// Every kernel takes one struct argument whose fields are all 8 bytes wide
+// (pointers and long long), filled by the Go side positionally
+// (evaluator/cuda/internal/sched): the field order here is that contract.
+// Every kernel runs 256 threads a block; none returns before a barrier, and
+// every barrier is reached by the whole block.
+#pragma once
+
+#ifndef NEATEVAL_EMU
+#define NE_DEV __device__ __forceinline__
+// NE_REGISTER names a kernel and its argument struct for a host build of
+// these sources; nvcc needs nothing of it.
+#define NE_REGISTER(name, ArgsT)
+#else
+#define NE_DEV inline
+#endif
+
+typedef unsigned short bf16_t;
+
+#define NE_THREADS 256
+
+NE_DEV float ld(const float* p, long long i) { return p[i]; }
+NE_DEV float ld(const bf16_t* p, long long i) { return __uint_as_float(((unsigned)p[i]) << 16); }
+
+// f2bf rounds to the nearest bfloat16, ties to even; NaN stays NaN.
+NE_DEV bf16_t f2bf(float v) {
+	unsigned u = __float_as_uint(v);
+	if ((u & 0x7fffffffu) > 0x7f800000u) {
+		return (bf16_t)((u >> 16) | 0x40u);
+	}
+	return (bf16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+NE_DEV void st(float* p, long long i, float v) { p[i] = v; }
+NE_DEV void st(bf16_t* p, long long i, float v) { p[i] = f2bf(v); }
+
+// The activation codes: kernels.Act's numbering.
+enum { ACT_IDENTITY = 0, ACT_RELU = 1, ACT_LEAKY = 2, ACT_TANH = 3, ACT_SIGMOID = 4, ACT_GELU = 5 };
+
+// activate_smooth is the transcendental activations, called rather than
+// inlined: a matrix-product kernel stores up to 32 values a thread, and 32
+// inlined copies of erfcf would swell every kernel for no speed (the store
+// is not the hot loop).
+#ifndef NEATEVAL_EMU
+__device__ __noinline__
+#else
+inline
+#endif
+float activate_smooth(float x, long long act) {
+	switch (act) {
+	case ACT_TANH:
+		return tanhf(x);
+	case ACT_SIGMOID: {
+		float e = expf(-fabsf(x));
+		float s = 1.0f / (1.0f + e);
+		return x >= 0.0f ? s : e * s;
+	}
+	case ACT_GELU:
+		// x·½·(1 + erf(x/√2)) = x·½·erfc(−x/√2), without the cancellation
+		// of 1 + erf for negative x.
+		return 0.5f * x * erfcf(-x * 0.70710678118654752f);
+	default:
+		return x;
+	}
+}
+
+NE_DEV float activate(float x, long long act) {
+	switch (act) {
+	case ACT_IDENTITY:
+		return x;
+	case ACT_RELU:
+		return x < 0.0f ? 0.0f : x; // NaN stays NaN (fmaxf would give 0)
+	case ACT_LEAKY:
+		return x < 0.0f ? 0.01f * x : x;
+	default:
+		return activate_smooth(x, act);
+	}
+}

@@ -1,0 +1,224 @@
+// gemm.cu: conv2d and dense as one implicit-GEMM kernel, with the bias and
+// the activation fused into the store.
+//
+// Y[img, m, pixel] = act(bias[m] + Σ_k W[m, k] · X[k, (img, pixel)]), where
+// k runs over (channel, kernel row, kernel column) of the K×K window at the
+// pixel (stride S, zero padding P) and the columns (img, pixel) run over
+// every output pixel of every image of the slice: small feature maps of
+// many images make long rows. A dense node is the same product with K = 1
+// on a 1×1 image whose C channels are the input's features (flattened in
+// C, H, W order, as the format says).
+//
+// A block computes a BM × 128 tile of Y with 256 threads, each a TM × 8
+// sub-tile, and walks k in steps of 16 through shared memory: the weight
+// tile is copied transposed (As[k][m]); the input tile is gathered from the
+// images (no im2col matrix in device memory), with (channel, row, column)
+// of the 16 k of a step decoded once into a table. Rows and columns past
+// the grid are walked by the block itself, so any shape fits the grid's
+// limits. No tensor cores: float32 FMA, correctness first (see
+// evaluator/cuda/NOTES.md for the arithmetic and the ceilings).
+#include "common.cuh"
+
+struct GemmArgs {
+	const void* x;    // input: conv [img][C][H][W]; dense [img][C]
+	const void* w;    // weights [M][Kd]
+	const void* bias; // [M]
+	void* y;          // output [img][M][OH][OW]
+	long long cols;   // images · OH · OW
+	long long M;      // output channels (features)
+	long long Kd;     // C · K · K
+	long long C, H, W, K, S, P, OH, OW;
+	long long act;
+};
+
+#define GEMM_BN 128
+#define GEMM_BK 16
+#define GEMM_TN 8
+
+template <class TW, class TI, class TO, int BM, int TM, bool DENSE>
+NE_DEV void gemm(const GemmArgs& a) {
+	constexpr int BN = GEMM_BN, BK = GEMM_BK, TN = GEMM_TN;
+	static_assert((BM / TM) * (BN / TN) == NE_THREADS, "one sub-tile per thread");
+	static_assert(BN / TN == 16 && BM / TM == 16, "16 × 16 threads");
+	__shared__ float As[BK][BM + 1];
+	__shared__ float Bs[BK][BN + 1];
+	__shared__ long long tabOff[BK];
+	__shared__ int tabKh[BK];
+	__shared__ int tabKw[BK];
+
+	const TW* __restrict__ w = (const TW*)a.w;
+	const TW* __restrict__ bias = (const TW*)a.bias;
+	const TI* __restrict__ x = (const TI*)a.x;
+	TO* __restrict__ y = (TO*)a.y;
+	const int tid = threadIdx.x;
+	const int tx = tid % 16, ty = tid / 16;
+	// Every dimension is below 2^30 (sched.checkRange), so these int
+	// products cannot overflow: oy·S ≤ H + 2P − K, and k < Kd.
+	const int M = (int)a.M, Kd = (int)a.Kd;
+	const int H = (int)a.H, W = (int)a.W, K = (int)a.K, S = (int)a.S, P = (int)a.P, OW = (int)a.OW;
+	const int KK = K * K;
+	const long long OHW = a.OH * a.OW;
+	const long long HW = a.H * a.W;
+	const long long CHW = a.C * HW;
+	// conv: this thread gathers column bc of every input tile, at rows
+	// bk0, bk0 + 2, …
+	const int bc = tid % BN, bk0 = tid / BN;
+
+	for (long long col0 = (long long)blockIdx.x * BN; col0 < a.cols; col0 += (long long)gridDim.x * BN) {
+		long long pbase = 0;
+		int iy0 = 0, ix0 = 0;
+		bool cvalid = false;
+		if (!DENSE) {
+			const long long col = col0 + bc;
+			cvalid = col < a.cols;
+			if (cvalid) {
+				const long long img = col / OHW;
+				const int p = (int)(col - img * OHW);
+				const int oy = p / OW, ox = p - oy * OW;
+				iy0 = oy * S - P;
+				ix0 = ox * S - P;
+				pbase = img * CHW + (long long)iy0 * W + ix0;
+			}
+		}
+		for (int m0 = blockIdx.y * BM; m0 < M; m0 += gridDim.y * BM) {
+			float acc[TM][TN];
+#pragma unroll
+			for (int i = 0; i < TM; ++i) {
+#pragma unroll
+				for (int j = 0; j < TN; ++j) {
+					acc[i][j] = 0.0f;
+				}
+			}
+			for (int k0 = 0; k0 < Kd; k0 += BK) {
+				if (!DENSE) {
+					if (tid < BK) {
+						const int k = k0 + tid;
+						if (k < Kd) {
+							const int c = k / KK, r = k - c * KK, kh = r / K, kw = r - kh * K;
+							tabOff[tid] = (long long)c * HW + (long long)kh * W + kw;
+							tabKh[tid] = kh;
+							tabKw[tid] = kw;
+						} else {
+							// Past the end of k: a row far outside every
+							// image reads as zero.
+							tabOff[tid] = 0;
+							tabKh[tid] = 1 << 30;
+							tabKw[tid] = 0;
+						}
+					}
+					__syncthreads();
+				}
+				// The weight tile, transposed: As[k][m] = W[m0 + m][k0 + k].
+				for (int e = tid; e < BM * BK; e += NE_THREADS) {
+					const int m = e / BK, k = e % BK;
+					float v = 0.0f;
+					if (m0 + m < M && k0 + k < Kd) {
+						v = ld(w, (long long)(m0 + m) * Kd + (k0 + k));
+					}
+					As[k][m] = v;
+				}
+				if (DENSE) {
+					// Bs[k][c] = X[col0 + c][k0 + k]: consecutive threads
+					// read consecutive features of one image.
+					const int k = tid % BK;
+#pragma unroll
+					for (int i = 0; i < BK * BN / NE_THREADS; ++i) {
+						const int c = tid / BK + i * (NE_THREADS / BK);
+						const long long col = col0 + c;
+						float v = 0.0f;
+						if (col < a.cols && k0 + k < Kd) {
+							v = ld(x, col * Kd + (k0 + k));
+						}
+						Bs[k][c] = v;
+					}
+				} else {
+					// Bs[k][bc] = the input under tap k of column bc, zero
+					// in the padding.
+#pragma unroll
+					for (int i = 0; i < BK * BN / NE_THREADS; ++i) {
+						const int k = bk0 + i * (NE_THREADS / BN);
+						const int iy = iy0 + tabKh[k], ix = ix0 + tabKw[k];
+						float v = 0.0f;
+						if (cvalid && (unsigned)iy < (unsigned)H && (unsigned)ix < (unsigned)W) {
+							v = ld(x, pbase + tabOff[k]);
+						}
+						Bs[k][bc] = v;
+					}
+				}
+				__syncthreads();
+#pragma unroll
+				for (int k = 0; k < BK; ++k) {
+					float av[TM], bv[TN];
+#pragma unroll
+					for (int i = 0; i < TM; ++i) {
+						av[i] = As[k][ty * TM + i];
+					}
+#pragma unroll
+					for (int j = 0; j < TN; ++j) {
+						bv[j] = Bs[k][tx + 16 * j];
+					}
+#pragma unroll
+					for (int i = 0; i < TM; ++i) {
+#pragma unroll
+						for (int j = 0; j < TN; ++j) {
+							acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+						}
+					}
+				}
+				__syncthreads();
+			}
+			// Bias, activation, store: column tx + 16j, row ty·TM + i. The
+			// column's (image, pixel) is divided out once and stepped.
+			long long img, p;
+			if (DENSE) {
+				img = col0 + tx;
+				p = 0;
+			} else {
+				img = (col0 + tx) / OHW;
+				p = col0 + tx - img * OHW;
+			}
+#pragma unroll
+			for (int j = 0; j < TN; ++j) {
+				if (col0 + tx + 16 * j < a.cols) {
+					const long long ybase = img * (long long)M * OHW + p;
+#pragma unroll
+					for (int i = 0; i < TM; ++i) {
+						const int m = m0 + ty * TM + i;
+						if (m < M) {
+							st(y, ybase + (long long)m * OHW, activate(acc[i][j] + ld(bias, m), a.act));
+						}
+					}
+				}
+				if (DENSE) {
+					img += 16;
+				} else {
+					p += 16;
+					while (p >= OHW) {
+						p -= OHW;
+						++img;
+					}
+				}
+			}
+		}
+	}
+}
+
+#define GEMM_ENTRY(cfg, BM, TM, kind, DENSE, tc, TW, TI, TO)                                                   \
+	extern "C" __global__ void __launch_bounds__(NE_THREADS) gemm_##cfg##_##kind##_##tc(const GemmArgs a) { \
+		gemm<TW, TI, TO, BM, TM, DENSE>(a);                                                                 \
+	}                                                                                                           \
+	NE_REGISTER(gemm_##cfg##_##kind##_##tc, GemmArgs)
+
+#define GEMM_TYPES(cfg, BM, TM, kind, DENSE)                                   \
+	GEMM_ENTRY(cfg, BM, TM, kind, DENSE, fff, float, float, float)            \
+	GEMM_ENTRY(cfg, BM, TM, kind, DENSE, hhh, bf16_t, bf16_t, bf16_t)         \
+	GEMM_ENTRY(cfg, BM, TM, kind, DENSE, hhf, bf16_t, bf16_t, float)          \
+	GEMM_ENTRY(cfg, BM, TM, kind, DENSE, hfh, bf16_t, float, bf16_t)          \
+	GEMM_ENTRY(cfg, BM, TM, kind, DENSE, hff, bf16_t, float, float)
+
+GEMM_TYPES(m16, 16, 1, conv, false)
+GEMM_TYPES(m16, 16, 1, dense, true)
+GEMM_TYPES(m32, 32, 2, conv, false)
+GEMM_TYPES(m32, 32, 2, dense, true)
+GEMM_TYPES(m64, 64, 4, conv, false)
+GEMM_TYPES(m64, 64, 4, dense, true)
