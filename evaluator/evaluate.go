@@ -164,6 +164,10 @@ func (e *Evaluator) evaluateGraphs(ctx context.Context, graphs map[int]*neat.Gra
 		return err
 	}
 	log := e.opts.Logger
+	// Genomes whose weights did not fit beside their chunk are tried again
+	// alone once every chunk is done and unloaded, so that no prefetched
+	// chunk shares the device with them.
+	var retry []int
 	for c := range e.mgr.IterEvalChunks(ctx) {
 		start := time.Now()
 		if err := e.mgr.LoadChunk(ctx, c); err != nil {
@@ -173,7 +177,6 @@ func (e *Evaluator) evaluateGraphs(ctx context.Context, graphs map[int]*neat.Gra
 		var (
 			mu      sync.Mutex
 			rs      []Result
-			retry   []int
 			grp, gc = errgroup.WithContext(ctx)
 		)
 		grp.SetLimit(e.opts.Parallel)
@@ -202,19 +205,6 @@ func (e *Evaluator) evaluateGraphs(ctx context.Context, graphs map[int]*neat.Gra
 		}
 		err := grp.Wait()
 		e.mgr.UnloadChunk(c)
-		// Genomes whose weights did not fit beside the chunk are tried
-		// again alone, on an emptied device.
-		for _, idx := range retry {
-			if err != nil {
-				break
-			}
-			var r Result
-			r, err = e.scoreAlone(ctx, idx, graphs[idx])
-			if err == nil {
-				e.deliver(r)
-				rs = append(rs, r)
-			}
-		}
 		sortResults(rs)
 		if len(rs) > 0 {
 			if eerr := emit(rs); eerr != nil && err == nil {
@@ -228,7 +218,20 @@ func (e *Evaluator) evaluateGraphs(ctx context.Context, graphs map[int]*neat.Gra
 			return err
 		}
 	}
-	return ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, idx := range retry {
+		r, err := e.scoreAlone(ctx, idx, graphs[idx])
+		if err != nil {
+			return err
+		}
+		e.deliver(r)
+		if err := emit([]Result{r}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // loadAttempts is how many times a genome's weights are tried alone on an

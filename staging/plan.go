@@ -153,7 +153,7 @@ func NewPlan(cfg Config, items []Item, total, fixed int64) (*Plan, error) {
 		p.ModelBudget, p.PeakBudget = b, b
 	}
 	if p.PeakBudget <= 0 {
-		return nil, fmt.Errorf("staging: fixed memory %d bytes leaves nothing under the %.0f%% ceiling of %d bytes",
+		return nil, fmt.Errorf("staging: fixed memory %d bytes leaves nothing under the ceiling of %.0f%% of %d bytes",
 			fixed, cfg.UsageThreshold*100, total)
 	}
 

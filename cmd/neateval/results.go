@@ -172,8 +172,8 @@ func ResumeResults(path string, h ResultsHeader) (*ResultsWriter, map[int]Result
 	}
 	want := runID(h)
 	if run != want {
-		return nil, nil, fmt.Errorf("results %s was written for another population, data set or fitness "+
-			"(run %s, this run %s); refusing to resume it (the file is left as it is): %s", path, run, want, advice)
+		return nil, nil, &usageError{fmt.Sprintf("results %s was written for another population, data set or fitness "+
+			"(run %s, this run %s); refusing to resume it (the file is left as it is): %s", path, run, want, advice)}
 	}
 	for i := range results {
 		if err := results[i].check(h.Genomes); err != nil {

@@ -222,7 +222,7 @@ func TestKillAndResume(t *testing.T) {
 	before, _ := os.ReadFile(killed)
 	otherCfg := writeConfig(t, fmt.Sprintf(resumeConfig, 2, killed))
 	code, text = runNeateval(t, dir, "other", "run", "--config", otherCfg, "--resume")
-	if code != exitFailed || !strings.Contains(text, "was written for another population, data set or fitness") ||
+	if code != exitUsage || !strings.Contains(text, "was written for another population, data set or fitness") ||
 		!strings.Contains(text, "refusing to resume it (the file is left as it is)") {
 		t.Errorf("resuming another population's file: exit %d\n%s", code, text)
 	}
