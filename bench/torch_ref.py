@@ -7,7 +7,7 @@ genome from torch.nn.functional ops, and scores it: accuracy and mean
 cross-entropy loss per genome, throughput and achieved GFLOP/s overall.
 
     /usr/bin/python3 bench/torch_ref.py POP.json MNIST [--batch 256]
-        [--threads 2] [--limit N] [--results FILE|-] [--warmup]
+        [--threads 2] [--limit N] [--results FILE|-] [--warmup] [--device cpu|cuda]
 
 MNIST is the t10k images file (idx3, optionally .gz) or a folder holding
 t10k-images-idx3-ubyte[.gz] and t10k-labels-idx1-ubyte[.gz]; the labels file
@@ -331,6 +331,8 @@ def main():
     ap.add_argument("--threads", type=int, default=2, help="torch.set_num_threads (default 2)")
     ap.add_argument("--limit", type=int, default=0, help="use only the first N images (default all)")
     ap.add_argument("--results", help="write per-genome JSON lines to FILE, or - for stdout")
+    ap.add_argument("--device", default="cpu",
+                    help="torch device to evaluate on: cpu (default) or cuda (weights and images moved there once)")
     ap.add_argument("--warmup", action="store_true",
                     help="run one untimed batch per genome first (oneDNN builds its kernels per shape on first use)")
     a = ap.parse_args()
@@ -364,10 +366,16 @@ def main():
     images = torch.from_numpy(imgs.astype(np.float32) / 255.0).contiguous()
     labels = torch.from_numpy(labs.astype(np.int64))
 
+    dev = torch.device(a.device)
+    images, labels = images.to(dev), labels.to(dev)
     results, nets = [], []
     for g in genomes:
         try:
-            nets.append(Net(g, inp, ncls, tensors))
+            net = Net(g, inp, ncls, tensors)
+            for st in net.steps:
+                if "w" in st:
+                    st["w"], st["b"] = st["w"].to(dev), st["b"].to(dev)
+            nets.append(net)
             results.append(None)
         except GenomeError as e:
             nets.append(None)
@@ -380,6 +388,8 @@ def main():
                 continue
             if a.warmup:
                 net.forward(images[:a.batch])
+                if dev.type == "cuda":
+                    torch.cuda.synchronize(dev)
             t0 = time.perf_counter()
             results[i] = evaluate(net, images, labels, a.batch)
             secs += time.perf_counter() - t0
@@ -394,7 +404,7 @@ def main():
             out.close()
     n = images.shape[0]
     print(json.dumps({
-        "engine": f"pytorch {torch.__version__}", "threads": a.threads, "batch": a.batch,
+        "engine": f"pytorch {torch.__version__}", "device": str(dev), "threads": a.threads, "batch": a.batch,
         "genomes": evaluated, "invalid": len(nets) - evaluated, "images": n, "seconds": round(secs, 4),
         "images_genomes_per_s": round(evaluated * n / secs, 1) if secs > 0 else None,
         "gflops": round(flops / secs / 1e9, 2) if secs > 0 else None,

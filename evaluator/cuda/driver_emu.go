@@ -95,7 +95,9 @@ func (d *emuDriver) memFree(p devptr) error {
 	return nil
 }
 
-func (d *emuDriver) memInfo() (free, total int64, err error) { return d.capacity - d.used, d.capacity, nil }
+func (d *emuDriver) memInfo() (free, total int64, err error) {
+	return d.capacity - d.used, d.capacity, nil
+}
 
 func (d *emuDriver) hostAlloc(n int64) (unsafe.Pointer, error) {
 	p := C.malloc(C.size_t(n))

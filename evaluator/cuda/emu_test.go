@@ -6,23 +6,24 @@ import (
 	"testing"
 
 	"github.com/neateval/neateval/evaluator"
-	"github.com/neateval/neateval/evaluator/evaltest"
 )
 
-func newEmuT(t testing.TB, o evaluator.BackendOptions) evaluator.Backend {
+// The cudaemu build runs the tests of backend_test.go over the emulator
+// (emu.cc): the kernels' sources and the schedules on the CPU, with
+// o.MemoryBytes of emulated device memory.
+func openTest(t testing.TB, o evaluator.BackendOptions) *Backend {
 	t.Helper()
 	b, err := newEmu(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := b.Close(); err != nil {
-			t.Error(err)
-		}
-	})
 	return b
 }
 
-// TestEmuConformance runs the conformance suite over the kernels and
-// schedules of the CUDA backend, executed on the CPU by the emulator.
-func TestEmuConformance(t *testing.T) { evaltest.Run(t, newEmuT) }
+// testMemory is the device memory of the tests' backends.
+const testMemory = 512 << 20
+
+// emulated shrinks the tests' data sets: the emulator switches fibers in
+// the kernel (glibc's swapcontext makes a system call), hundreds of times
+// slower than a GPU.
+const emulated = true

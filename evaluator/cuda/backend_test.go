@@ -1,0 +1,288 @@
+//go:build cuda || cudaemu
+
+package cuda
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/neateval/neateval/datasets"
+	"github.com/neateval/neateval/evaluator"
+	"github.com/neateval/neateval/evaluator/evaltest"
+	"github.com/neateval/neateval/neat"
+	"github.com/neateval/neateval/staging"
+	"github.com/neateval/neateval/vram"
+)
+
+func newT(t testing.TB, o evaluator.BackendOptions) evaluator.Backend {
+	t.Helper()
+	if o.MemoryBytes == 0 {
+		o.MemoryBytes = testMemory
+	}
+	b := openTest(t, o)
+	t.Cleanup(func() {
+		if err := b.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return b
+}
+
+// images is n, or a sixth of it (at least 40) under the emulator.
+func images(n int) int {
+	if emulated {
+		return max(n/6, 40)
+	}
+	return n
+}
+
+func newCPU(t testing.TB, dt vram.DType) evaluator.Backend {
+	t.Helper()
+	b, err := evaluator.NewCPU(evaluator.BackendOptions{DType: dt, MemoryBytes: 1 << 30, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+// TestConformance is the backend conformance suite: hand-checked genomes,
+// every op, activation, merge, stride and padding, random populations
+// against a float64 reference, invariance to batch, parallelism, caching
+// and staging, and non-finite logits.
+func TestConformance(t *testing.T) { evaltest.Run(t, newT) }
+
+// TestAgainstCPU scores random populations on both backends: float32 to
+// the conformance tolerance; bfloat16 storage rounds at different points
+// (the device sums in another order), so within the bound that bfloat16
+// itself moves fitness.
+func TestAgainstCPU(t *testing.T) {
+	for _, tc := range []struct {
+		dt   vram.DType
+		in   neat.Input
+		seed int64
+	}{
+		{vram.Float32, neat.Input{Channels: 1, Height: 28, Width: 28}, 11},
+		{vram.Float32, neat.Input{Channels: 3, Height: 16, Width: 16}, 12},
+		{vram.BFloat16, neat.Input{Channels: 1, Height: 28, Width: 28}, 13},
+	} {
+		t.Run(fmt.Sprintf("%v-%dx%dx%d", tc.dt, tc.in.Channels, tc.in.Height, tc.in.Width), func(t *testing.T) {
+			pop := neat.Generate(tc.seed, 12, tc.in, 10, neat.DefaultGenConfig())
+			ds := datasets.Synthetic(images(300), tc.in.Channels, tc.in.Height, tc.in.Width, 10, tc.seed)
+			o := evaluator.Options{EvalBatchSize: 128, Parallel: 3, CacheData: true}
+			want := evaltest.Evaluate(t, newCPU(t, tc.dt), ds, pop, staging.DefaultConfig(), o)
+			got := evaltest.Evaluate(t, newT(t, evaluator.BackendOptions{DType: tc.dt}), ds, pop, staging.DefaultConfig(), o)
+			if tc.dt == vram.Float32 {
+				evaltest.Same(t, want, got)
+				return
+			}
+			for i := range want {
+				w, g := want[i], got[i]
+				if (w.Err == nil) != (g.Err == nil) {
+					t.Errorf("genome %d: error %v, CPU %v", w.GenomeID, g.Err, w.Err)
+					continue
+				}
+				if w.Err != nil {
+					continue
+				}
+				if math.Abs(w.Accuracy-g.Accuracy) > 0.02 || math.Abs(w.Loss-g.Loss) > 0.01*math.Max(w.Loss, 1) {
+					t.Errorf("genome %d: bfloat16 accuracy %v loss %v, CPU %v and %v", w.GenomeID, g.Accuracy, g.Loss, w.Accuracy, w.Loss)
+				}
+			}
+		})
+	}
+}
+
+// TestStagedVsResident runs a population in chunks of a small budget, the
+// next chunk's weights copied while the current one computes, with the
+// data set streamed from the host, and compares with a resident run with
+// the data cached.
+func TestStagedVsResident(t *testing.T) {
+	in := neat.Input{Channels: 1, Height: 20, Width: 20}
+	pop := neat.Generate(21, 16, in, 10, neat.DefaultGenConfig())
+	ds := datasets.Synthetic(images(200), 1, 20, 20, 10, 21)
+	b := newT(t, evaluator.BackendOptions{})
+	resident := evaltest.Evaluate(t, b, ds, pop, staging.DefaultConfig(),
+		evaluator.Options{EvalBatchSize: ds.N, Parallel: 2, CacheData: true})
+	st := staging.DefaultConfig()
+	st.Adaptive = false
+	st.ChunkBytes = 32 << 10
+	st.Prefetch = true
+	e, err := evaluator.New(b, ds, st, evaluator.Options{EvalBatchSize: 64, Parallel: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	staged, err := e.Evaluate(context.Background(), pop, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(e.Manager().Plan().Chunks); n < 3 {
+		t.Errorf("%d chunks; the budget should have made several", n)
+	}
+	evaltest.Same(t, resident, staged)
+}
+
+// TestMemoryModel checks that Footprint is what Load and Forward allocate:
+// the peak the allocator measured equals the prediction.
+func TestMemoryModel(t *testing.T) {
+	in := neat.Input{Channels: 1, Height: 28, Width: 28}
+	pop := neat.Generate(31, 8, in, 10, neat.DefaultGenConfig())
+	ds := datasets.Synthetic(images(120), 1, 28, 28, 10, 31)
+	for _, dt := range []vram.DType{vram.Float32, vram.BFloat16} {
+		for _, cached := range []bool{true, false} {
+			b := newT(t, evaluator.BackendOptions{DType: dt})
+			dev := b.Device()
+			d, err := b.PrepareData(ds, cached)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, g := range pop.Genomes {
+				gr, err := neat.Compile(g, in, 10)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, n := range []int{1, 37, ds.N} {
+					base := dev.Stats().Allocated
+					dev.ResetPeak()
+					m, err := b.Load(gr)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if _, err := b.Forward(context.Background(), m, d, 0, n); err != nil {
+						t.Fatal(err)
+					}
+					m.Unload()
+					measured := dev.Stats().PeakAllocated - base
+					fp := b.Footprint(gr, n, cached)
+					if fp.Model+fp.Act != measured {
+						t.Errorf("%v cached=%v genome %d batch %d: predicted %d+%d, measured %d", dt, cached, g.ID, n, fp.Model, fp.Act, measured)
+					}
+					if got := dev.Stats().Allocated; got != base {
+						t.Errorf("genome %d batch %d: %d bytes still allocated after the forward and Unload", g.ID, n, got-base)
+					}
+				}
+			}
+			d.Release()
+		}
+	}
+}
+
+// fill takes the device's memory with plain allocations of the driver (as
+// another process would) until cuMemAlloc fails, then frees allocations
+// until at least leave bytes are free. It returns the function that frees
+// the rest.
+func fill(t *testing.T, b *Backend, leave int64) func() {
+	t.Helper()
+	b.dev.EmptyCache()
+	type chunk struct {
+		p    devptr
+		size int64
+	}
+	var held []chunk
+	err := b.w.do(func() error {
+		for size := int64(1 << 30); size >= 1<<20; {
+			p, err := b.drv.memAlloc(size)
+			if err != nil {
+				if !errors.Is(err, vram.ErrOutOfMemory) {
+					return err
+				}
+				size /= 2
+				continue
+			}
+			held = append(held, chunk{p, size})
+		}
+		// Give back the smallest first until leave bytes are free.
+		for len(held) > 0 {
+			free, _, err := b.drv.memInfo()
+			if err != nil {
+				return err
+			}
+			if free >= leave {
+				break
+			}
+			c := held[len(held)-1]
+			held = held[:len(held)-1]
+			if err := b.drv.memFree(c.p); err != nil {
+				return err
+			}
+		}
+		b.dev.src.refresh()
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("filling the device: %v", err)
+	}
+	return func() {
+		_ = b.w.do(func() error {
+			for _, c := range held {
+				_ = b.drv.memFree(c.p)
+			}
+			b.dev.src.refresh()
+			return nil
+		})
+	}
+}
+
+// TestRealOOM fills the device until cuMemAlloc fails, leaving a quarter of
+// what the largest genome needs at the starting batch, and evaluates: the
+// arenas that do not fit fail in the driver, the controller halves the
+// batch, and the results are the CPU backend's.
+func TestRealOOM(t *testing.T) {
+	in := neat.Input{Channels: 1, Height: 28, Width: 28}
+	pop := neat.Generate(41, 6, in, 10, neat.DefaultGenConfig())
+	ds := datasets.Synthetic(images(2000), 1, 28, 28, 10, 41)
+	o := evaluator.Options{EvalBatchSize: ds.N, Parallel: 1, CacheData: true}
+	want := evaltest.Evaluate(t, newCPU(t, vram.Float32), ds, pop, staging.DefaultConfig(), o)
+
+	b := newT(t, evaluator.BackendOptions{}).(*Backend)
+	var need int64
+	for _, g := range pop.Genomes {
+		gr, err := neat.Compile(g, in, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fp := b.Footprint(gr, ds.N, true)
+		need = max(need, fp.Model+fp.Act)
+	}
+	var logs bytes.Buffer
+	log := zerolog.New(&logs)
+	o.Logger = &log
+	e, err := evaluator.New(b, ds, staging.DefaultConfig(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	release := fill(t, b, need/4)
+	defer release()
+	_, free := b.Device().MemInfo()
+	t.Logf("largest genome needs %s at batch %d; %s left free", vram.FormatBytes(need), ds.N, vram.FormatBytes(free))
+	got, err := e.Evaluate(context.Background(), pop, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evaltest.Same(t, want, got)
+	st := b.Device().Stats()
+	if st.OOMs == 0 || st.InjectedOOMs != 0 {
+		t.Errorf("stats %+v: want real out-of-memory errors and no injected ones", st)
+	}
+	if n := strings.Count(logs.String(), `"event":"batch_shrink"`); n == 0 {
+		t.Errorf("no batch_shrink logged: %s", logs.String())
+	}
+	t.Logf("%d OOMs, final batches %v", st.OOMs, batches(got))
+}
+
+func batches(rs []evaluator.Result) []int {
+	var b []int
+	for _, r := range rs {
+		b = append(b, r.Batch)
+	}
+	return b
+}
