@@ -38,7 +38,8 @@ type driver interface {
 	// passes the copy.
 	htodAsync(dst devptr, src unsafe.Pointer, n int64, s stream) error
 	dtohAsync(dst unsafe.Pointer, src devptr, n int64, s stream) error
-	// htod and dtoh copy synchronously.
+	// htod and dtoh copy synchronously: when they return, the data has
+	// landed (htod waits for the device to be idle).
 	htod(dst devptr, src unsafe.Pointer, n int64) error
 	dtoh(dst unsafe.Pointer, src devptr, n int64) error
 	// launch enqueues kernel k with a grid of grid[0] × grid[1] blocks of

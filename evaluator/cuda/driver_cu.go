@@ -163,8 +163,14 @@ func (d *cuDriver) dtohAsync(dst unsafe.Pointer, src devptr, n int64, s stream) 
 	return cu.MemcpyDtoHAsync(dst, cu.DevicePtr(src), n, d.streams[s])
 }
 
+// htod copies and then waits for the context to be idle: from pageable
+// memory cuMemcpyHtoD returns once the data is staged, not landed, and the
+// forwards' non-blocking streams do not wait for the legacy stream it uses.
 func (d *cuDriver) htod(dst devptr, src unsafe.Pointer, n int64) error {
-	return cu.MemcpyHtoD(cu.DevicePtr(dst), src, n)
+	if err := cu.MemcpyHtoD(cu.DevicePtr(dst), src, n); err != nil {
+		return err
+	}
+	return cu.Synchronize()
 }
 
 func (d *cuDriver) dtoh(dst unsafe.Pointer, src devptr, n int64) error {

@@ -1,7 +1,9 @@
 package sched
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/neateval/neateval/neat"
 	"github.com/neateval/neateval/vram"
@@ -120,63 +122,80 @@ func Build(g *neat.Graph, dt vram.DType, n int, cached bool) (*Program, error) {
 	return build(g, dt, n, cached, &layout{wOff, bOff})
 }
 
-// build lays out the arena following the graph's liveness schedule and,
-// when lay is not nil, lists the launches. The layout: the stats, then
-// (uncached) the slice's images and labels, live throughout; then per step
-// its merged input (float32, when it has several inputs) and its output,
-// the merged input freed after the step and each value after its last
-// reader, as the CPU backend allocates them. Each region is placed at the
-// lowest free offset (first fit), so the arena is the peak of the live
-// regions plus what fragmentation costs.
+// build lays out the arena and, when lay is not nil, lists the launches.
+// The arena holds the stats and (uncached) the slice's images and labels,
+// live throughout, and per step its merged input (float32, when it has
+// several inputs; live during the step) and its output (live from the step
+// to the step that releases it, the logits to the end): the graph's
+// liveness schedule, as the CPU backend allocates it. Offsets are planned
+// knowing every lifetime (plan), so the arena stays near the peak of the
+// live bytes.
 func build(g *neat.Graph, dt vram.DType, n int, cached bool, lay *layout) (*Program, error) {
 	if err := checkRange(g); err != nil {
 		return nil, err
 	}
 	p := &Program{N: n, Cached: cached, InputOff: -1, LabelsOff: -1}
-	var a arena
-	p.StatsOff = a.alloc(StatsBytes)
 	elem := int64(dt.Size())
 	nn := int64(n)
+	steps := int64(len(g.Steps))
+	var rs []region
+	add := func(size, from, to int64) int {
+		rs = append(rs, region{size: alignUp(max(size, 1)), from: from, to: to})
+		return len(rs) - 1
+	}
+	stats := add(StatsBytes, 0, steps)
+	input, labels := -1, -1
 	if !cached {
-		p.InputOff = a.alloc(nn * int64(g.Input.Size()) * elem)
-		p.LabelsOff = a.alloc(nn)
+		input = add(nn*int64(g.Input.Size())*elem, 0, steps)
+		labels = add(nn, 0, steps)
 	}
 	last := len(g.Steps) - 1
-	vals := make([]int64, len(g.Steps))
-	sizes := make([]int64, len(g.Steps))
-	var bld *builder
-	if lay != nil {
-		bld = &builder{g: g, dt: dt, n: n, lay: lay, vals: vals}
+	dies := make([]int64, len(g.Steps))
+	for i := range g.Steps {
+		dies[i] = int64(i)
 	}
 	for i := range g.Steps {
+		for _, r := range g.Steps[i].Release {
+			dies[r] = int64(i)
+		}
+	}
+	dies[last] = steps
+	merged := make([]int, len(g.Steps))
+	out := make([]int, len(g.Steps))
+	for i := range g.Steps {
 		s := &g.Steps[i]
-		merged := int64(-1)
-		var mergedBytes int64
+		merged[i] = -1
 		if len(s.Inputs) > 1 {
-			mergedBytes = nn * int64(s.In.Size()) * 4
-			merged = a.alloc(mergedBytes)
+			merged[i] = add(nn*int64(s.In.Size())*4, int64(i), int64(i))
 		}
 		outElem := elem
 		if i == last {
 			outElem = 4 // the logits are float32
 		}
-		sizes[i] = nn * int64(s.Out.Size()) * outElem
-		vals[i] = a.alloc(sizes[i])
-		if bld != nil {
-			bld.step(i, merged, i == last)
-		}
-		if merged >= 0 {
-			a.free(merged, mergedBytes)
-		}
-		for _, r := range s.Release {
-			a.free(vals[r], sizes[r])
-		}
+		out[i] = add(nn*int64(s.Out.Size())*outElem, int64(i), dies[i])
 	}
-	if bld != nil {
-		bld.reduce(vals[last], p)
-		p.Launches = bld.out
+	p.ArenaBytes = plan(rs)
+	p.StatsOff = rs[stats].off
+	if !cached {
+		p.InputOff, p.LabelsOff = rs[input].off, rs[labels].off
 	}
-	p.ArenaBytes = a.peak
+	if lay == nil {
+		return p, nil
+	}
+	vals := make([]int64, len(g.Steps))
+	for i := range g.Steps {
+		vals[i] = rs[out[i]].off
+	}
+	bld := &builder{g: g, dt: dt, n: n, lay: lay, vals: vals}
+	for i := range g.Steps {
+		m := int64(-1)
+		if merged[i] >= 0 {
+			m = rs[merged[i]].off
+		}
+		bld.step(i, m, i == last)
+	}
+	bld.reduce(vals[last], p)
+	p.Launches = bld.out
 	return p, nil
 }
 
@@ -205,44 +224,45 @@ func checkRange(g *neat.Graph) error {
 	return nil
 }
 
-// arena is a first-fit offset allocator over the live regions of one
-// forward.
-type arena struct {
-	live []region // sorted by offset
-	peak int64
+// region is a buffer of the arena: its size (aligned), the steps from and
+// to which it is live (inclusive), and its planned offset.
+type region struct {
+	size, from, to int64
+	off            int64
 }
-
-type region struct{ off, size int64 }
 
 func alignUp(n int64) int64 { return (n + Align - 1) / Align * Align }
 
-func (a *arena) alloc(size int64) int64 {
-	size = alignUp(max(size, 1))
-	off := int64(0)
-	at := len(a.live)
-	for i, r := range a.live {
-		if r.off-off >= size {
-			at = i
-			break
-		}
-		off = r.off + r.size
+// plan gives every region an offset such that regions live at the same
+// time never overlap, and returns the arena's size. Greedy by size, as
+// TFLite's arena planner: the largest regions are placed first, each at the
+// lowest offset where it fits between the regions already placed whose
+// lifetimes meet its own. Deterministic: ties keep the regions' order.
+func plan(rs []region) int64 {
+	order := make([]int, len(rs))
+	for i := range order {
+		order[i] = i
 	}
-	a.live = append(a.live, region{})
-	copy(a.live[at+1:], a.live[at:])
-	a.live[at] = region{off, size}
-	a.peak = max(a.peak, off+size)
-	return off
-}
-
-func (a *arena) free(off, size int64) {
-	for i, r := range a.live {
-		if r.off == off {
-			if r.size != alignUp(max(size, 1)) {
-				panic(fmt.Sprintf("sched: free of %d bytes at %d, allocated %d", size, off, r.size))
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(rs[b].size, rs[a].size) })
+	var placed []int // by offset
+	var peak int64
+	for _, i := range order {
+		r := &rs[i]
+		off := int64(0)
+		for _, j := range placed {
+			q := &rs[j]
+			if q.to < r.from || r.to < q.from {
+				continue // never live together
 			}
-			a.live = append(a.live[:i], a.live[i+1:]...)
-			return
+			if q.off >= off+r.size {
+				break // the gap before q holds r
+			}
+			off = max(off, q.off+q.size)
 		}
+		r.off = off
+		at, _ := slices.BinarySearchFunc(placed, off, func(j int, off int64) int { return cmp.Compare(rs[j].off, off) })
+		placed = slices.Insert(placed, at, i)
+		peak = max(peak, off+r.size)
 	}
-	panic(fmt.Sprintf("sched: free of a region not live at %d", off))
+	return peak
 }

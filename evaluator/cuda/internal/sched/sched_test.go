@@ -1,0 +1,205 @@
+package sched
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"testing"
+
+	"github.com/neateval/neateval/evaluator/cuda/kernels"
+	"github.com/neateval/neateval/neat"
+	"github.com/neateval/neateval/vram"
+)
+
+// TestKernelsInPTX checks that every kernel a schedule can name is an entry
+// point of the committed PTX, and that the PTX targets what the driver
+// needs.
+func TestKernelsInPTX(t *testing.T) {
+	entry := regexp.MustCompile(`\.visible \.entry ([A-Za-z0-9_]+)\(`)
+	have := map[string]bool{}
+	for _, m := range kernels.Modules {
+		if !regexp.MustCompile(`(?m)^\.target sm_80$`).MatchString(m.PTX) {
+			t.Errorf("module %s: no .target sm_80 line (regenerate with make ptx)", m.Name)
+		}
+		for _, e := range entry.FindAllStringSubmatch(m.PTX, -1) {
+			if have[e[1]] {
+				t.Errorf("kernel %s is in two modules", e[1])
+			}
+			have[e[1]] = true
+		}
+	}
+	for _, k := range Kernels {
+		if !have[k] {
+			t.Errorf("kernel %s is not in the PTX", k)
+		}
+	}
+	if len(have) != len(Kernels) {
+		t.Errorf("the PTX has %d entry points, the schedules use %d", len(have), len(Kernels))
+	}
+}
+
+func graphs(t *testing.T, seed int64, n int, in neat.Input) []*neat.Graph {
+	t.Helper()
+	pop := neat.Generate(seed, n, in, 10, neat.DefaultGenConfig())
+	var gs []*neat.Graph
+	for _, g := range pop.Genomes {
+		gr, err := neat.Compile(g, in, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gs = append(gs, gr)
+	}
+	return gs
+}
+
+// TestArenaAgainstLiveness compares the arena with the peak of the live
+// bytes of the same schedule: never below it, and near it.
+func TestArenaAgainstLiveness(t *testing.T) {
+	worst := 1.0
+	for _, in := range []neat.Input{{Channels: 1, Height: 28, Width: 28}, {Channels: 3, Height: 32, Width: 32}} {
+		for _, g := range graphs(t, 5, 40, in) {
+			for _, dt := range []vram.DType{vram.Float32, vram.BFloat16} {
+				for _, b := range []int{1, 13, 256} {
+					for _, cached := range []bool{true, false} {
+						p, err := Build(g, dt, b, cached)
+						if err != nil {
+							t.Fatal(err)
+						}
+						low := livePeak(g, dt, b, cached)
+						if p.ArenaBytes < low {
+							t.Errorf("genome %d %v b=%d cached=%v: arena %d below the liveness peak %d", g.GenomeID, dt, b, cached, p.ArenaBytes, low)
+						}
+						worst = max(worst, float64(p.ArenaBytes)/float64(low))
+						_, act := Footprint(g, dt, b, cached)
+						if act != vram.RoundSize(p.ArenaBytes) {
+							t.Errorf("Footprint %d, arena %d", act, p.ArenaBytes)
+						}
+					}
+				}
+			}
+		}
+	}
+	t.Logf("worst arena / liveness peak: %.3f", worst)
+	if worst > 1.25 {
+		t.Errorf("the plan costs %.0f%% over the liveness peak", (worst-1)*100)
+	}
+}
+
+// livePeak replays the liveness schedule and returns the largest sum of
+// live bytes: what any placement of the arena must hold at once.
+func livePeak(g *neat.Graph, dt vram.DType, b int, cached bool) int64 {
+	elem, n := int64(dt.Size()), int64(b)
+	size := func(i int) int64 {
+		e := elem
+		if i == len(g.Steps)-1 {
+			e = 4
+		}
+		return alignUp(n * int64(g.Steps[i].Out.Size()) * e)
+	}
+	live := int64(Align) // the stats
+	if !cached {
+		live += alignUp(n*int64(g.Input.Size())*elem) + alignUp(n)
+	}
+	peak := live
+	for i := range g.Steps {
+		s := &g.Steps[i]
+		var ws int64
+		if len(s.Inputs) > 1 {
+			ws = alignUp(n * int64(s.In.Size()) * 4)
+		}
+		live += size(i)
+		peak = max(peak, live+ws)
+		for _, r := range s.Release {
+			live -= size(r)
+		}
+	}
+	return peak
+}
+
+// TestArgsInBounds checks every pointer argument of every launch: arena
+// offsets inside the arena, weight offsets inside the weight block.
+func TestArgsInBounds(t *testing.T) {
+	for _, g := range graphs(t, 9, 30, neat.Input{Channels: 1, Height: 12, Width: 12}) {
+		_, _, weights := WeightLayout(g)
+		if weights != g.Params {
+			t.Errorf("genome %d: layout of %d weights, graph has %d", g.GenomeID, weights, g.Params)
+		}
+		for _, dt := range []vram.DType{vram.Float32, vram.BFloat16} {
+			p, err := Build(g, dt, 7, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := p.Launches[len(p.Launches)-1].Kernel, kernel("reduce_logits"); got != want {
+				t.Errorf("genome %d: last launch %s, want reduce_logits", g.GenomeID, Kernels[got])
+			}
+			for _, l := range p.Launches {
+				if l.Grid[0] < 1 || l.Grid[1] < 1 || l.NArgs < 1 || l.NArgs > MaxArgs {
+					t.Errorf("genome %d: %s: grid %v, %d args", g.GenomeID, Kernels[l.Kernel], l.Grid, l.NArgs)
+				}
+				for _, a := range l.Args[:l.NArgs] {
+					switch a.Base {
+					case Arena:
+						if a.V < 0 || a.V >= p.ArenaBytes {
+							t.Errorf("genome %d: %s: arena offset %d outside %d bytes", g.GenomeID, Kernels[l.Kernel], a.V, p.ArenaBytes)
+						}
+					case Weights:
+						if a.V < 0 || a.V >= weights*int64(dt.Size()) {
+							t.Errorf("genome %d: %s: weight offset %d outside %d weights", g.GenomeID, Kernels[l.Kernel], a.V, weights)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestPlan plans random regions and checks that regions live at the same
+// time never overlap and that the arena covers them all.
+func TestPlan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for run := range 300 {
+		rs := make([]region, 1+rng.IntN(40))
+		for i := range rs {
+			from := int64(rng.IntN(20))
+			rs[i] = region{size: alignUp(int64(1 + rng.IntN(5000))), from: from, to: from + int64(rng.IntN(6))}
+		}
+		peak := plan(rs)
+		for i, a := range rs {
+			if a.off%Align != 0 || a.off+a.size > peak {
+				t.Fatalf("run %d: region %d at %d (+%d) in an arena of %d", run, i, a.off, a.size, peak)
+			}
+			for j, b := range rs[:i] {
+				if a.to < b.from || b.to < a.from {
+					continue
+				}
+				if a.off < b.off+b.size && b.off < a.off+a.size {
+					t.Fatalf("run %d: regions %d and %d are live together and overlap", run, i, j)
+				}
+			}
+		}
+	}
+}
+
+func ExampleBuild() {
+	g := &neat.Genome{ID: 1, Output: 2, Nodes: []neat.Node{
+		{ID: 1, Op: neat.OpConv2D, Inputs: []int{0}, OutChannels: 4, Kernel: 3, Padding: neat.PaddingDefault},
+		{ID: 3, Op: neat.OpGlobalAvgPool, Inputs: []int{1}, Padding: neat.PaddingDefault},
+		{ID: 2, Op: neat.OpDense, Inputs: []int{3}, OutFeatures: 10, Padding: neat.PaddingDefault},
+	}}
+	gr, err := neat.InferShapes(g, neat.Input{Channels: 1, Height: 28, Width: 28}, 10)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	p, _ := Build(gr, vram.Float32, 1000, true)
+	for _, l := range p.Launches {
+		fmt.Println(Kernels[l.Kernel], l.Grid)
+	}
+	fmt.Println("arena", p.ArenaBytes)
+	// Output:
+	// gemm_m16_conv_fff [6125 1]
+	// gap_ff [500 1]
+	// gemm_m16_dense_fff [8 1]
+	// reduce_logits [1 1]
+	// arena 12560384
+}
