@@ -1,0 +1,274 @@
+package neat
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// A checkpoint is a folder holding:
+//
+//	state.json                     the run's state, written last: the commit point
+//	population-GGGGGG.json         the generation to evaluate next (population format)
+//	population-GGGGGG.safetensors
+//	archive-GGGGGG.json            species representatives and the best genome so far
+//	archive-GGGGGG.safetensors
+//
+// state.json names the files of its generation; each file is written
+// atomically (a temporary file renamed over the old one) before state.json
+// is, and the files of other generations are removed after it. A process
+// killed at any moment leaves the last checkpoint whole.
+const (
+	checkpointFormat = "neateval.evolution/v1"
+	checkpointState  = "state.json"
+)
+
+type checkpointJSON struct {
+	Format      string         `json:"format"`
+	Generation  int            `json:"generation"`
+	Meta        string         `json:"meta"`
+	Config      EvolveConfig   `json:"config"`
+	Input       Input          `json:"input"`
+	NumClasses  int            `json:"num_classes"`
+	RNG         []byte         `json:"rng"` // the PCG's MarshalBinary
+	NextNode    int            `json:"next_node"`
+	NextGenome  int64          `json:"next_genome"`
+	NextSpecies int            `json:"next_species"`
+	Threshold   float64        `json:"threshold"`
+	Population  string         `json:"population"`
+	Archive     string         `json:"archive,omitempty"`
+	Fitness     []*float64     `json:"fitness"` // null: NaN
+	Known       []bool         `json:"known"`
+	Species     []speciesJSON  `json:"species"`
+	Best        *bestJSON      `json:"best,omitempty"`
+	History     []genStatsJSON `json:"history"`
+}
+
+type speciesJSON struct {
+	ID           int      `json:"id"`
+	Created      int      `json:"created"`
+	LastImproved int      `json:"last_improved"`
+	Best         *float64 `json:"best"` // null: none scored yet
+	Rep          int64    `json:"representative"`
+}
+
+type bestJSON struct {
+	Genome     int64   `json:"genome"`
+	Fitness    float64 `json:"fitness"`
+	Generation int     `json:"generation"`
+}
+
+type genStatsJSON struct {
+	Generation int      `json:"generation"`
+	Best       *float64 `json:"best"`
+	Mean       *float64 `json:"mean"`
+	BestGenome int64    `json:"best_genome"`
+	BestParams int64    `json:"best_params"`
+	BestFLOPs  int64    `json:"best_flops"`
+	BestNodes  int      `json:"best_nodes"`
+	Evaluated  int      `json:"evaluated"`
+	Failed     int      `json:"failed"`
+	Species    int      `json:"species"`
+	Threshold  float64  `json:"threshold"`
+}
+
+func fptr(f float64) *float64 {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil
+	}
+	return &f
+}
+
+func fval(p *float64, none float64) float64 {
+	if p == nil {
+		return none
+	}
+	return *p
+}
+
+// CheckpointExists reports whether dir holds a checkpoint (its state.json).
+func CheckpointExists(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, checkpointState))
+	return err == nil
+}
+
+// SaveCheckpoint writes the run's state into dir (created if needed) so
+// that LoadCheckpoint continues it exactly: the generation to evaluate next
+// with the fitness already known, the random stream's state, the
+// innovation counter, the species with their representatives, the best
+// genome so far and the history. meta is kept as it is, for the caller (a
+// digest of what else the run depends on, say). A process killed while
+// SaveCheckpoint runs leaves the previous checkpoint whole.
+func (e *Evolution) SaveCheckpoint(dir, meta string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	tag := fmt.Sprintf("%06d", e.gen)
+	rng, err := e.src.MarshalBinary()
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	st := checkpointJSON{
+		Format: checkpointFormat, Generation: e.gen, Meta: meta, Config: e.cfg,
+		Input: e.in, NumClasses: e.nc, RNG: rng,
+		NextNode: e.inn.next, NextGenome: e.nextGenome, NextSpecies: e.nextSpecies, Threshold: e.threshold,
+		Population: "population-" + tag + ".json",
+		Known:      e.known,
+	}
+	for _, f := range e.fitness {
+		st.Fitness = append(st.Fitness, fptr(f))
+	}
+	var archive []*Genome
+	seen := map[int64]bool{}
+	keep := func(g *Genome) {
+		if !seen[g.ID] {
+			seen[g.ID] = true
+			archive = append(archive, g)
+		}
+	}
+	for _, s := range e.species {
+		st.Species = append(st.Species, speciesJSON{ID: s.id, Created: s.created, LastImproved: s.lastImproved, Best: fptr(s.best), Rep: s.rep.ID})
+		keep(s.rep)
+	}
+	if e.best != nil {
+		st.Best = &bestJSON{Genome: e.best.ID, Fitness: e.bestFit, Generation: e.bestGen}
+		keep(e.best)
+	}
+	for _, h := range e.history {
+		st.History = append(st.History, genStatsJSON{
+			Generation: h.Generation, Best: fptr(h.Best), Mean: fptr(h.Mean), BestGenome: h.BestGenome,
+			BestParams: h.BestParams, BestFLOPs: h.BestFLOPs, BestNodes: h.BestNodes,
+			Evaluated: h.Evaluated, Failed: h.Failed, Species: h.Species, Threshold: h.Threshold,
+		})
+	}
+	pop := &Population{Input: e.in, NumClasses: e.nc, Genomes: e.pop}
+	if err := Save(pop, filepath.Join(dir, st.Population), "population-"+tag+".safetensors"); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	if len(archive) > 0 {
+		st.Archive = "archive-" + tag + ".json"
+		arch := &Population{Input: e.in, NumClasses: e.nc, Genomes: archive}
+		if err := Save(arch, filepath.Join(dir, st.Archive), "archive-"+tag+".safetensors"); err != nil {
+			return fmt.Errorf("checkpoint: %w", err)
+		}
+	}
+	data, err := json.MarshalIndent(&st, "", " ")
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	err = writeAtomic(filepath.Join(dir, checkpointState), func(w *bufio.Writer) error {
+		_, err := w.Write(append(data, '\n'))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	// Files of other generations (older ones, or a newer one whose
+	// state.json a killed process never wrote) are no longer needed.
+	entries, _ := os.ReadDir(dir)
+	for _, de := range entries {
+		name := de.Name()
+		if (strings.HasPrefix(name, "population-") || strings.HasPrefix(name, "archive-")) && !strings.Contains(name, "-"+tag+".") {
+			os.Remove(filepath.Join(dir, name))
+		}
+	}
+	return nil
+}
+
+// LoadCheckpoint reads the checkpoint in dir and returns the run, ready to
+// Step the generation it was saved before, with the meta string it was
+// saved with. Errors name the file at fault.
+func LoadCheckpoint(dir string) (*Evolution, string, error) {
+	path := filepath.Join(dir, checkpointState)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, "", fmt.Errorf("%s: %w", path, err)
+	}
+	var st checkpointJSON
+	if err := json.Unmarshal(data, &st); err != nil {
+		return nil, "", fmt.Errorf("%s: %w", path, err)
+	}
+	bad := func(format string, args ...any) (*Evolution, string, error) {
+		return nil, "", fmt.Errorf("%s: %s", path, fmt.Sprintf(format, args...))
+	}
+	if st.Format != checkpointFormat {
+		return bad("format %q, want %q", st.Format, checkpointFormat)
+	}
+	if err := st.Config.Validate(); err != nil {
+		return bad("config: %v", err)
+	}
+	e := &Evolution{cfg: st.Config, in: st.Input, nc: st.NumClasses, gen: st.Generation,
+		nextGenome: st.NextGenome, nextSpecies: st.NextSpecies, threshold: st.Threshold, bestFit: math.Inf(-1)}
+	e.inn.next = st.NextNode
+	e.src = &rand.PCG{}
+	if err := e.src.UnmarshalBinary(st.RNG); err != nil {
+		return bad("rng: %v", err)
+	}
+	e.setup()
+
+	pop, err := Load(filepath.Join(dir, st.Population))
+	if err != nil {
+		return nil, "", err
+	}
+	if pop.Input != e.in || pop.NumClasses != e.nc {
+		return bad("population %s does not match the run's input and classes", st.Population)
+	}
+	if len(st.Fitness) != len(pop.Genomes) || len(st.Known) != len(pop.Genomes) {
+		return bad("%d fitness values and %d known flags for %d genomes", len(st.Fitness), len(st.Known), len(pop.Genomes))
+	}
+	byID := map[int64]*Genome{}
+	for i, g := range pop.Genomes {
+		if _, err := Compile(g, e.in, e.nc); err != nil {
+			return bad("population %s: %v", st.Population, err)
+		}
+		e.pop = append(e.pop, g)
+		e.fitness = append(e.fitness, fval(st.Fitness[i], math.NaN()))
+		e.known = append(e.known, st.Known[i])
+		byID[g.ID] = g
+	}
+	if st.Archive != "" {
+		arch, err := Load(filepath.Join(dir, st.Archive))
+		if err != nil {
+			return nil, "", err
+		}
+		for _, g := range arch.Genomes {
+			if _, err := Compile(g, e.in, e.nc); err != nil {
+				return bad("archive %s: %v", st.Archive, err)
+			}
+			byID[g.ID] = g
+		}
+	}
+	for _, s := range st.Species {
+		rep := byID[s.Rep]
+		if rep == nil {
+			return bad("species %d: representative genome %d is in no file", s.ID, s.Rep)
+		}
+		e.species = append(e.species, &species{id: s.ID, created: s.Created, lastImproved: s.LastImproved,
+			best: fval(s.Best, math.Inf(-1)), rep: rep})
+	}
+	if b := st.Best; b != nil {
+		if e.best = byID[b.Genome]; e.best == nil {
+			return bad("best genome %d is in no file", b.Genome)
+		}
+		e.bestFit, e.bestGen = b.Fitness, b.Generation
+	}
+	for _, h := range st.History {
+		e.history = append(e.history, GenStats{
+			Generation: h.Generation, Best: fval(h.Best, math.NaN()), Mean: fval(h.Mean, math.NaN()),
+			BestGenome: h.BestGenome, BestParams: h.BestParams, BestFLOPs: h.BestFLOPs, BestNodes: h.BestNodes,
+			Evaluated: h.Evaluated, Failed: h.Failed, Species: h.Species, Threshold: h.Threshold,
+		})
+	}
+	return e, st.Meta, nil
+}

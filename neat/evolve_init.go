@@ -1,0 +1,96 @@
+package neat
+
+import (
+	"fmt"
+	"slices"
+)
+
+// initMinimal draws generation 0 as NEAT does: every genome has the same
+// minimal topology, with the same node ids, and its own random weights.
+// The topology is an average pool that brings the input down to about 7×7
+// (none for inputs under 14 pixels a side) read by the dense output. Every
+// convolution, skip connection and width is then grown by mutation; each
+// genome of the first generations is a few hundred FLOPs per image, so
+// they are scored fast.
+func (e *Evolution) initMinimal() error {
+	k := max(1, min(e.in.Height, e.in.Width)/7)
+	var nodes []Node
+	src := InputNode
+	if k > 1 {
+		src = e.inn.fresh()
+		nodes = append(nodes, Node{ID: src, Op: OpAvgPool2D, Inputs: []int{InputNode}, Kernel: k})
+	}
+	out := e.inn.fresh()
+	nodes = append(nodes, Node{ID: out, Op: OpDense, Inputs: []int{src}, OutFeatures: e.nc})
+	for range e.cfg.PopulationSize {
+		g := &Genome{ID: e.nextGenome, Output: out, Params: map[int]*Params{}}
+		e.nextGenome++
+		for _, n := range nodes {
+			n.Inputs = slices.Clone(n.Inputs)
+			g.Nodes = append(g.Nodes, n)
+		}
+		if err := e.admit(g); err != nil {
+			return err
+		}
+		e.pop = append(e.pop, g)
+	}
+	return nil
+}
+
+// initGenerated draws generation 0 with Generate (the default generator
+// configuration narrowed to the run's kernels, activations, channels and
+// FLOPs), drops the nodes the output does not use, and gives every node a
+// fresh innovation id, in the genome's node order: generated genomes share
+// no history.
+func (e *Evolution) initGenerated() error {
+	gc := DefaultGenConfig()
+	gc.Kernels = slices.Clone(e.cfg.Kernels)
+	gc.Activations = slices.Clone(e.cfg.Activations)
+	gc.MinChannels, gc.MaxChannels = e.cfg.MinChannels, e.cfg.MaxChannels
+	gc.MaxFLOPs = min(gc.MaxFLOPs, e.cfg.MaxFLOPs)
+	if err := gc.Validate(); err != nil {
+		return fmt.Errorf("neat: evolve: generator: %w", err)
+	}
+	for _, g := range Generate(e.cfg.Seed, e.cfg.PopulationSize, e.in, e.nc, gc).Genomes {
+		prune(g)
+		ids := map[int]int{InputNode: InputNode}
+		for i := range g.Nodes {
+			ids[g.Nodes[i].ID] = e.inn.fresh()
+		}
+		params := make(map[int]*Params, len(g.Params))
+		for i := range g.Nodes {
+			n := &g.Nodes[i]
+			if p := g.Params[n.ID]; p != nil {
+				params[ids[n.ID]] = p
+			}
+			n.ID = ids[n.ID]
+			for j, s := range n.Inputs {
+				n.Inputs[j] = ids[s]
+			}
+		}
+		g.Output, g.Params = ids[g.Output], params
+		g.ID = e.nextGenome
+		e.nextGenome++
+		if err := e.admit(g); err != nil {
+			return err
+		}
+		e.pop = append(e.pop, g)
+	}
+	return nil
+}
+
+// admit gives g's weighted nodes parameters where they have none and checks
+// it against the run's limits.
+func (e *Evolution) admit(g *Genome) error {
+	if err := fitParams(e.r, g, e.in, e.nc, nil); err != nil {
+		return fmt.Errorf("neat: evolve: first generation: %w", err)
+	}
+	gr, err := Compile(g, e.in, e.nc)
+	if err != nil {
+		return fmt.Errorf("neat: evolve: first generation: %w", err)
+	}
+	if gr.FLOPs > e.cfg.MaxFLOPs {
+		return fmt.Errorf("neat: evolve: first generation: genome %d needs %d FLOPs per image, above the limit of %d", g.ID, gr.FLOPs, e.cfg.MaxFLOPs)
+	}
+	return nil
+}
