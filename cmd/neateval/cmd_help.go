@@ -21,6 +21,8 @@ func cmdHelp(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		printUsage(stdout, newPlanFlags(&planOptions{}), planUsage)
 	case "gen":
 		printUsage(stdout, newGenFlags(&genOptions{}), genUsage)
+	case "evolve":
+		printUsage(stdout, newEvolveFlags(&evolveOptions{}), evolveUsage)
 	case "version":
 		printUsage(stdout, newVersionFlags(), versionUsage)
 	case "help":

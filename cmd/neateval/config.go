@@ -23,6 +23,7 @@ type Config struct {
 	Eval       EvalConfig       `toml:"eval"`
 	VRAM       VRAMConfig       `toml:"vram"`
 	Output     OutputConfig     `toml:"output"`
+	Evolve     EvolveConfig     `toml:"evolve"`
 }
 
 // PopulationConfig says which genomes are scored.
@@ -136,6 +137,7 @@ func DefaultConfig() *Config {
 			LogLevel:  "info",
 			Progress:  "auto",
 		},
+		Evolve: defaultEvolve(),
 	}
 }
 

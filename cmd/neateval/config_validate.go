@@ -90,6 +90,8 @@ func (c *Config) Validate() error {
 	oneOf("output.log_level", o.LogLevel, logLevels...)
 	oneOf("output.progress", o.Progress, "auto", "on", "off")
 
+	c.Evolve.validate(check, oneOf)
+
 	if len(errs) == 0 {
 		return nil
 	}

@@ -30,6 +30,7 @@ func main() {
 var commands = map[string]func(ctx context.Context, args []string, stdout, stderr io.Writer) error{
 	"run":     cmdRun,
 	"gen":     cmdGen,
+	"evolve":  cmdEvolve,
 	"plan":    cmdPlan,
 	"version": cmdVersion,
 	"help":    cmdHelp,
@@ -55,7 +56,7 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return cmd(ctx, args[1:], stdout, stderr)
 }
 
-var commandNames = []string{"run", "plan", "gen", "version", "help"}
+var commandNames = []string{"run", "plan", "gen", "evolve", "version", "help"}
 
 // report prints err as one line, "neateval: <message>", and returns the
 // exit code for it.

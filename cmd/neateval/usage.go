@@ -11,6 +11,7 @@ Commands:
   plan      show how a run would stage its population on a device of any
             size (mode, budgets, chunks, predicted peak), without running it
   gen       write a seeded random population (JSON + safetensors)
+  evolve    evolve CNN genomes with NEAT on the configured data set
   version   print the version, Go version, platform and CPU features
   help      print this text, or a command's flags: neateval help <command>
 ` + exitCodesText
@@ -53,6 +54,19 @@ const genUsage = `Usage: neateval gen --out DIR/pop.json [--size N] [--seed S] [
 
 Writes a seeded random population of valid CNN genomes: the JSON file named
 by --out and its weights beside it (pop.safetensors for pop.json).
+`
+
+const evolveUsage = `Usage: neateval evolve [--config FILE] [--resume] [flags]
+
+Runs NEAT over CNN genomes ([evolve] keys of the config): the fitness of each
+genome is measured on evolve.val_size images drawn from the training split,
+with the evaluator of ` + "`run`" + ` (same backend, memory and fitness keys). Each
+generation is logged (event "generation": best, mean, species, size of the
+best, the memory plan) and checkpointed in evolve.checkpoint_dir; the best
+genome so far is written to evolve.best in the population format. At the end
+the best genome is scored on the test split. Interrupted or killed, the run
+continues with --resume from its last finished generation, exactly as if it
+had not stopped.
 `
 
 const versionUsage = `Usage: neateval version
