@@ -1,7 +1,8 @@
 // Package neat knows the genomes that neateval scores: it reads and writes
 // populations in the neateval.population/v1 format, validates each genome
 // into a Graph whose shapes, parameter count, FLOPs and peak activation
-// memory are known, and draws random populations that look like NEAT's.
+// memory are known, draws random populations that look like NEAT's, and
+// evolves populations with NEAT.
 //
 // # Reading a population
 //
@@ -79,4 +80,30 @@
 //
 //	pop := neat.Generate(1, 64, neat.Input{Channels: 1, Height: 28, Width: 28}, 10, neat.DefaultGenConfig())
 //	err := neat.Save(pop, "population.json", "population.safetensors")
+//
+// # Evolving
+//
+// Evolution is NEAT carried to CNN layers. Node ids are the historical
+// markings: a node that splits the same edge in the same generation gets
+// the same id in every genome, so crossover aligns the nodes two parents
+// share. Mutations add a conv2d on an edge, add a skip connection (sum or
+// concat, where heights and widths agree), remove a node, change a
+// conv2d's channels, kernel or activation (weights kept where they
+// overlap; consumers read new channels with weight 0), and perturb
+// weights; every child is checked with Compile. Genomes are speciated by
+// a compatibility distance over topology and weights; species share the
+// next generation by fitness sharing, keep their best (elitism) and die
+// when they stagnate, the best species excepted. The fitness is the
+// caller's function, NaN for a genome it could not score:
+//
+//	evo, err := neat.NewEvolution(in, 10, neat.DefaultEvolveConfig())
+//	for evo.Generation() < 100 {
+//		st, err := evo.Step(ctx, fitness) // fitness(ctx, pop) ([]float64, error)
+//		err = evo.SaveCheckpoint("ckpt", "")
+//	}
+//	best, fitness, generation := evo.Best()
+//
+// One seeded random stream drives the run: the same seed and config give
+// the same genomes, and a run loaded with LoadCheckpoint continues exactly
+// as if it had not stopped.
 package neat
