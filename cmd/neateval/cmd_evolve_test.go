@@ -334,3 +334,15 @@ func TestEvolveResumeAfterKill(t *testing.T) {
 		}
 	}
 }
+
+// TestEvolveInterrupted: a cancelled run (SIGINT, SIGTERM) exits 130 and
+// says how to continue.
+func TestEvolveInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := runMain(ctx, []string{"evolve", "--config", evolveConfig(t, dir, 3, "")}, io.Discard, io.Discard)
+	if exitCode(err) != exitInterrupted || !strings.Contains(err.Error(), "resumes at generation 0 (run again with --resume") {
+		t.Errorf("cancelled run: %v (exit %d)", err, exitCode(err))
+	}
+}
