@@ -205,7 +205,7 @@ func TestPlanErrors(t *testing.T) {
 		msg  string
 	}{
 		// 500 images of 28×28 in float32 are 1.5 MB: more than 80% of 1 MiB.
-		{[]string{"--device-memory", "1MiB"}, 1, "plan: a device of 1.00 MiB is too small for this run: staging: fixed memory 1568256 bytes leaves nothing under the 80% ceiling of 1048576 bytes"},
+		{[]string{"--device-memory", "1MiB"}, 1, "plan: a device of 1.00 MiB is too small for this run: staging: fixed memory 1568256 bytes leaves nothing under the ceiling of 80% of 1048576 bytes"},
 		{[]string{"--device-memory", "lots"}, 2, `plan: --device-memory: invalid size "lots"`},
 		{[]string{"--device-memory", "0"}, 2, `plan: --device-memory "0": must be > 0`},
 		{[]string{"--eval-batch-size", "0"}, 2, "flag --eval-batch-size: eval.eval_batch_size = 0: must be ≥ 1"},
