@@ -2,7 +2,10 @@ package evaluator
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 
 	"github.com/neateval/neateval/evaluator/kernels"
 	"github.com/neateval/neateval/neat"
@@ -32,76 +35,41 @@ func (c *CPU) Forward(ctx context.Context, mm Model, dd Data, lo, hi int) (Slice
 		return SliceStats{}, err
 	}
 	defer c.dev.Free(block)
-	f := &cpuForward{c: c, m: m, g: g, threads: c.threads, block: block, plan: p}
-	return f.run(ctx, d, lo, hi)
-}
-
-// forwardPlan is the layout of one forward's block: byte offsets of the
-// streamed input (−1 when the data set is cached on the device), of each
-// step's output and of each step's workspace (−1 for none).
-type forwardPlan struct {
-	size  int64
-	input int64
-	out   []int64
-	ws    []int64
-}
-
-// plan lays out the buffers of a forward of n images: the streamed input
-// for the whole forward, each step's output from its step to its last
-// reader (the logits to the end), each step's workspace during its step.
-func (c *CPU) plan(g *neat.Graph, n int, streamed bool) forwardPlan {
-	last := len(g.Steps) - 1
-	elem := int64(c.dtype.Size())
-	var bufs []interval
-	p := forwardPlan{input: -1, out: make([]int64, len(g.Steps)), ws: make([]int64, len(g.Steps))}
-	if streamed {
-		bufs = append(bufs, interval{first: 0, last: last, size: int64(n*g.Input.Size()) * elem})
-	}
-	dies := make([]int, len(g.Steps))
-	for i := range dies {
-		dies[i] = last
-	}
-	for i := range g.Steps {
-		for _, r := range g.Steps[i].Release {
-			dies[r] = i
+	tiles := make([]SliceStats, (n+p.tile-1)/p.tile)
+	var next atomic.Int64
+	if len(p.parts) == 1 {
+		f := &cpuForward{c: c, m: m, g: g, block: block, tile: p.tile, part: &p.parts[0]}
+		if err := f.run(ctx, d, lo, hi, tiles, &next); err != nil {
+			return SliceStats{}, err
+		}
+	} else {
+		errs := make([]error, len(p.parts))
+		var wg sync.WaitGroup
+		for i := range p.parts {
+			f := &cpuForward{c: c, m: m, g: g, block: block, tile: p.tile, part: &p.parts[i]}
+			wg.Go(func() { errs[i] = f.run(ctx, d, lo, hi, tiles, &next) })
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return SliceStats{}, err
 		}
 	}
-	outAt := len(bufs)
-	for i := range g.Steps {
-		e := elem
-		if i == last {
-			e = 4 // logits stay float32 for the reduction
-		}
-		bufs = append(bufs, interval{first: i, last: dies[i], size: int64(n*g.Steps[i].Out.Size()) * e})
+	var st SliceStats
+	for _, t := range tiles {
+		st.Add(t)
 	}
-	wsAt := len(bufs)
-	for i := range g.Steps {
-		// Workspace serves one tile at a time.
-		bufs = append(bufs, interval{first: i, last: i, size: c.stepWorkspace(g, i, min(n, cpuTile)) * 4})
-	}
-	p.size = max(memPlan(bufs), 1)
-	if streamed {
-		p.input = bufs[0].off
-	}
-	for i := range g.Steps {
-		p.out[i] = bufs[outAt+i].off
-		p.ws[i] = -1
-		if bufs[wsAt+i].size > 0 {
-			p.ws[i] = bufs[wsAt+i].off
-		}
-	}
-	return p
+	return st, nil
 }
 
-// cpuForward is the state of one forward.
+// cpuForward is the state of one part of a forward.
 type cpuForward struct {
-	c       *CPU
-	m       *cpuModel
-	g       *neat.Graph
-	n       int // images in the tile being computed
-	threads int
-	block   *vram.Block
-	plan    forwardPlan
+	c     *CPU
+	m     *cpuModel
+	g     *neat.Graph
+	n     int // images in the tile being computed
+	tile  int // images per tile
+	block *vram.Block
+	part  *partPlan
 }
 
 // f32 is a float32 view of the forward's block at byte offset off.
@@ -114,29 +82,32 @@ func (f *cpuForward) u16(off int64, n int) []uint16 {
 	return f.c.dev.Uint16s(f.block)[off/2 : off/2+int64(n)]
 }
 
-// run computes the slice tile by tile: the block holds every buffer of a
-// forward of the whole slice, as a GPU's would, but the steps run
-// depth-first over cpuTile images at a time, each tile using the first
-// part of every buffer. The tile's activations stay in the caches between
-// steps, and the rest of the block is never touched (the arena commits
-// pages on first touch).
-func (f *cpuForward) run(ctx context.Context, d *cpuData, lo, hi int) (SliceStats, error) {
-	var st SliceStats
-	for t := lo; t < hi; t += cpuTile {
-		if err := ctx.Err(); err != nil {
-			return SliceStats{}, err
+// run computes tiles of the slice [lo, hi) until none is left: it takes
+// the next tile t from the counter shared by the parts and stores its
+// statistics in tiles[t], so that a core slowed down by other work takes
+// fewer tiles instead of holding up the slice. The part's region holds
+// every buffer of a forward of its share of the images, as a GPU's would,
+// but the steps run depth-first over one tile at a time, each tile using
+// the first part of every buffer. The tile's activations stay in the
+// caches between steps, and the rest of the region is never touched (the
+// arena commits pages on first touch).
+func (f *cpuForward) run(ctx context.Context, d *cpuData, lo, hi int, tiles []SliceStats, next *atomic.Int64) error {
+	for {
+		t := int(next.Add(1)) - 1
+		if t >= len(tiles) {
+			return nil
 		}
-		f.n = min(cpuTile, hi-t)
-		st.Add(f.tile(d, t, t+f.n))
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		first := lo + t*f.tile
+		f.n = min(f.tile, hi-first)
+		tiles[t] = f.runTile(d, first, first+f.n)
 	}
-	return st, nil
 }
 
-// cpuTile is how many images go through all the steps together.
-const cpuTile = 256
-
-// tile computes images [lo, hi) of the data set, f.n of them.
-func (f *cpuForward) tile(d *cpuData, lo, hi int) SliceStats {
+// runTile computes one tile: images [lo, hi) of the data set, f.n of them.
+func (f *cpuForward) runTile(d *cpuData, lo, hi int) SliceStats {
 	c, g, n := f.c, f.g, f.n
 	bf16 := c.dtype == vram.BFloat16
 	sz := d.imgSize
@@ -150,10 +121,10 @@ func (f *cpuForward) tile(d *cpuData, lo, hi int) SliceStats {
 	case d.block != nil:
 		in32 = c.dev.Float32s(d.block)[lo*sz : hi*sz]
 	case bf16:
-		in16 = f.u16(f.plan.input, n*sz)
+		in16 = f.u16(f.part.input, n*sz)
 		kernels.F32ToBF16(in16, d.ds.Images[lo*sz:hi*sz])
 	default:
-		in32 = f.f32(f.plan.input, n*sz)
+		in32 = f.f32(f.part.input, n*sz)
 		copy(in32, d.ds.Images[lo*sz:hi*sz])
 	}
 
@@ -161,15 +132,15 @@ func (f *cpuForward) tile(d *cpuData, lo, hi int) SliceStats {
 	for i := range g.Steps {
 		s := &g.Steps[i]
 		var ws []float32
-		if f.plan.ws[i] >= 0 {
-			ws = f.f32(f.plan.ws[i], int(c.stepWorkspace(g, i, n)))
+		if f.part.ws[i] >= 0 {
+			ws = f.f32(f.part.ws[i], int(c.stepWorkspaceT(g, i, n, f.part.threads)))
 		}
 		if bf16 {
 			src := func(j int) []uint16 {
 				if s.Inputs[j] < 0 {
 					return in16
 				}
-				return f.u16(f.plan.out[s.Inputs[j]], n*s.InShapes[j].Size())
+				return f.u16(f.part.out[s.Inputs[j]], n*s.InShapes[j].Size())
 			}
 			f.stepBF16(i, src, ws, i == last)
 		} else {
@@ -177,28 +148,35 @@ func (f *cpuForward) tile(d *cpuData, lo, hi int) SliceStats {
 				if s.Inputs[j] < 0 {
 					return in32
 				}
-				return f.f32(f.plan.out[s.Inputs[j]], n*s.InShapes[j].Size())
+				return f.f32(f.part.out[s.Inputs[j]], n*s.InShapes[j].Size())
 			}
-			f.stepF32(i, src, f.f32(f.plan.out[i], n*s.Out.Size()), ws)
+			f.stepF32(i, src, f.f32(f.part.out[i], n*s.Out.Size()), ws)
 		}
 	}
-	logits := f.f32(f.plan.out[last], n*g.NumClasses)
+	logits := f.f32(f.part.out[last], n*g.NumClasses)
 	return reduce(logits, d.ds.Labels[lo:hi], g.NumClasses)
 }
 
-// stepWorkspace is the float32 scratch step i needs for a slice of b images,
-// beyond its output: in float32, the merged input (for a node with several
-// inputs) and the kernel's workspace; in bfloat16, a tile of converted
-// inputs and outputs, the step's weights in float32, and the kernel's
-// workspace for a tile.
+// stepWorkspace is the float32 scratch step i needs in a forward of b
+// images on one part: for a tile of them, with kernels on the backend's
+// threads; see stepWorkspaceT.
 func (c *CPU) stepWorkspace(g *neat.Graph, i, b int) int64 {
+	return c.stepWorkspaceT(g, i, min(b, tileImages(g)), c.threads)
+}
+
+// stepWorkspaceT is the float32 scratch step i needs for a slice of b
+// images, beyond its output, with kernels on the given threads: in float32,
+// the merged input (for a node with several inputs) and the kernel's
+// workspace; in bfloat16, a tile of converted inputs and outputs, the
+// step's weights in float32, and the kernel's workspace for a tile.
+func (c *CPU) stepWorkspaceT(g *neat.Graph, i, b, threads int) int64 {
 	s := &g.Steps[i]
 	if c.dtype != vram.BFloat16 {
 		var merged int64
 		if len(s.Inputs) > 1 {
 			merged = int64(b) * int64(s.In.Size())
 		}
-		return merged + int64(kernelWorkspace(s, b, c.threads))
+		return merged + int64(kernelWorkspace(s, b, threads))
 	}
 	t := min(bf16Tile, b)
 	maxIn := 0
@@ -211,7 +189,7 @@ func (c *CPU) stepWorkspace(g *neat.Graph, i, b int) int64 {
 	if s.Weight != nil {
 		w = len(s.Weight.Data) + len(s.Bias.Data)
 	}
-	return int64(t)*int64(s.In.Size()+maxIn+s.Out.Size()) + int64(w) + int64(kernelWorkspace(s, t, c.threads))
+	return int64(t)*int64(s.In.Size()+maxIn+s.Out.Size()) + int64(w) + int64(kernelWorkspace(s, t, threads))
 }
 
 func convShape(s *neat.Step) kernels.ConvShape {
@@ -290,7 +268,7 @@ func (f *cpuForward) stepF32(i int, view func(j int) []float32, out, scratch []f
 		w = all[f.m.wOff[i] : f.m.wOff[i]+len(s.Weight.Data)]
 		bias = all[f.m.bOff[i] : f.m.bOff[i]+len(s.Bias.Data)]
 	}
-	compute(s, in, out, w, bias, scratch, n, f.threads)
+	compute(s, in, out, w, bias, scratch, n, f.part.threads)
 }
 
 // stepBF16 computes step i tile by tile: inputs converted from bfloat16,
@@ -335,11 +313,11 @@ func (f *cpuForward) stepBF16(i int, src func(j int) []uint16, scratch []float32
 			load(0, in)
 		}
 		if logits {
-			compute(s, in, f.f32(f.plan.out[i], n*osz)[lo*osz:(lo+k)*osz], w, bias, kws, k, f.threads)
+			compute(s, in, f.f32(f.part.out[i], n*osz)[lo*osz:(lo+k)*osz], w, bias, kws, k, f.part.threads)
 			continue
 		}
 		o := outT[:k*osz]
-		compute(s, in, o, w, bias, kws, k, f.threads)
-		kernels.F32ToBF16(f.u16(f.plan.out[i], n*osz)[lo*osz:(lo+k)*osz], o)
+		compute(s, in, o, w, bias, kws, k, f.part.threads)
+		kernels.F32ToBF16(f.u16(f.part.out[i], n*osz)[lo*osz:(lo+k)*osz], o)
 	}
 }

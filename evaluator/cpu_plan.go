@@ -1,0 +1,174 @@
+package evaluator
+
+import "github.com/neateval/neateval/neat"
+
+// A forward runs depth-first in tiles: a few images go through every step
+// before the next few start, so that a step's input and output are still in
+// the core's caches. The tile is sized per genome (tileImages): as many
+// images as keep its largest step's inputs and output within tileBytes.
+//
+// A forward of n images on T threads is cut into parts, one per thread,
+// each with its own region of the forward's block: one goroutine per part
+// takes tile after tile depth-first through every step, with its kernels on
+// one thread. The threads then share nothing but the weights: no fan-out
+// and join per layer, and the steps that do not split well across threads
+// (pools, merges, the reduction, the input copy) run in parallel too. A
+// slice of fewer tiles than threads runs as one part whose kernel calls
+// share their images among the threads.
+//
+// The tiles are the same as a single-threaded forward's, and their
+// statistics are added tile by tile in order, so results do not depend on
+// the thread count at all, not even in the last bit of the loss.
+
+// forwardPlan is the layout of one forward's block: its parts, side by
+// side, and the tile they run in.
+type forwardPlan struct {
+	size  int64
+	tile  int
+	parts []partPlan
+}
+
+// tileBytes bounds the activations one tile's largest step reads and
+// writes: the 2 MiB L2 of a core and part of the shared L3. Per genome,
+// BenchmarkEvaluate and a sweep of tile sizes put the best tile where the
+// step's data is 1 to 4 MiB (GFLOP/s fall by a third at 256 images on
+// 28×28 maps of 64 channels and more); smaller tiles starve the packed
+// convolutions of tiny maps.
+const tileBytes = 4 << 20
+
+// minTile and maxTile bound the tile, in images.
+const minTile, maxTile = 8, 256
+
+// tileImages is the tile of g's forwards: the images whose largest step
+// (its inputs, merged input and output, in float32) fit tileBytes, a
+// multiple of minTile from minTile to maxTile.
+func tileImages(g *neat.Graph) int {
+	if forcedTile > 0 {
+		return forcedTile
+	}
+	per := 1
+	for i := range g.Steps {
+		s := &g.Steps[i]
+		n := s.Out.Size()
+		for _, sh := range s.InShapes {
+			n += sh.Size()
+		}
+		if len(s.InShapes) > 1 {
+			n += s.In.Size()
+		}
+		per = max(per, n)
+	}
+	t := tileBytes / 4 / per / minTile * minTile
+	return min(max(t, minTile), maxTile)
+}
+
+// partPlan is one part of a forward: its share of the slice, n images (its
+// buffers' size), its kernels' thread count, and the byte offsets in the
+// block of its streamed input (−1 when the data set is cached on the
+// device), of each step's output and of each step's workspace (−1 for
+// none).
+type partPlan struct {
+	n       int
+	threads int
+	input   int64
+	out     []int64
+	ws      []int64
+}
+
+// forcedTile, when positive, replaces every genome's tile: benchmarks
+// compare tile sizes with it (export_test.go).
+var forcedTile = 0
+
+// tileParallel splits a forward into one part per thread when the slice has
+// enough tiles. It is a variable so that a benchmark can compare the split
+// with threads inside each kernel call (export_test.go).
+var tileParallel = true
+
+// parts splits a slice of n images in tiles of tile among the backend's
+// threads: each part's share is whole tiles, and at least one full tile,
+// the most it computes at a time.
+func (c *CPU) parts(n, tile int) []partPlan {
+	tiles := (n + tile - 1) / tile
+	t := c.threads
+	if !tileParallel || t == 1 || tiles < t {
+		return []partPlan{{n: n, threads: t}}
+	}
+	ps := make([]partPlan, t)
+	for w := range ps {
+		lo, hi := tiles*w/t*tile, min(tiles*(w+1)/t*tile, n)
+		ps[w] = partPlan{n: max(hi-lo, min(tile, n)), threads: 1}
+	}
+	return ps
+}
+
+// plan lays out the block of a forward of n images: its parts one after
+// the other, each laid out by partLayout.
+func (c *CPU) plan(g *neat.Graph, n int, streamed bool) forwardPlan {
+	p := forwardPlan{tile: tileImages(g)}
+	p.parts = c.parts(n, p.tile)
+	for i := range p.parts {
+		pp := &p.parts[i]
+		size := c.partLayout(g, pp, p.tile, streamed)
+		for s := range pp.out {
+			pp.out[s] += p.size
+			if pp.ws[s] >= 0 {
+				pp.ws[s] += p.size
+			}
+		}
+		if pp.input >= 0 {
+			pp.input += p.size
+		}
+		p.size += (size + planAlign - 1) / planAlign * planAlign
+	}
+	p.size = max(p.size, 1)
+	return p
+}
+
+// partLayout lays out the buffers of one part, from offset 0, and returns
+// its size: the streamed input for the whole part, each step's output from
+// its step to its last reader (the logits to the end), each step's
+// workspace (for one tile) during its step.
+func (c *CPU) partLayout(g *neat.Graph, p *partPlan, tile int, streamed bool) int64 {
+	n := p.n
+	last := len(g.Steps) - 1
+	elem := int64(c.dtype.Size())
+	var bufs []interval
+	p.input = -1
+	p.out, p.ws = make([]int64, len(g.Steps)), make([]int64, len(g.Steps))
+	if streamed {
+		bufs = append(bufs, interval{first: 0, last: last, size: int64(n*g.Input.Size()) * elem})
+	}
+	dies := make([]int, len(g.Steps))
+	for i := range dies {
+		dies[i] = last
+	}
+	for i := range g.Steps {
+		for _, r := range g.Steps[i].Release {
+			dies[r] = i
+		}
+	}
+	outAt := len(bufs)
+	for i := range g.Steps {
+		e := elem
+		if i == last {
+			e = 4 // logits stay float32 for the reduction
+		}
+		bufs = append(bufs, interval{first: i, last: dies[i], size: int64(n*g.Steps[i].Out.Size()) * e})
+	}
+	wsAt := len(bufs)
+	for i := range g.Steps {
+		bufs = append(bufs, interval{first: i, last: i, size: c.stepWorkspaceT(g, i, min(n, tile), p.threads) * 4})
+	}
+	size := memPlan(bufs)
+	if streamed {
+		p.input = bufs[0].off
+	}
+	for i := range g.Steps {
+		p.out[i] = bufs[outAt+i].off
+		p.ws[i] = -1
+		if bufs[wsAt+i].size > 0 {
+			p.ws[i] = bufs[wsAt+i].off
+		}
+	}
+	return size
+}
