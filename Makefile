@@ -2,7 +2,7 @@
 
 GO ?= go
 
-.PHONY: build test run
+.PHONY: build test run bench
 
 build:
 	$(GO) build -o bin/neateval ./cmd/neateval
@@ -12,6 +12,12 @@ test:
 
 run:
 	$(GO) run ./cmd/neateval run --config config.toml
+
+# Throughput of the small and the wide population on the MNIST test set,
+# against PyTorch and the OpenBLAS ceiling when they are installed
+# (bench/NOTES.md). BENCHFLAGS adds flags, e.g. BENCHFLAGS="--repeat 3".
+bench: build
+	bin/neateval bench --preset both $(BENCHFLAGS)
 
 # ---- CUDA backend (evaluator/cuda, build tag cuda) --------------------------
 # cuda.h and the stub libcuda.so come from Debian's nvidia-cuda-dev

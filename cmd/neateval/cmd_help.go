@@ -23,6 +23,8 @@ func cmdHelp(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		printUsage(stdout, newGenFlags(&genOptions{}), genUsage)
 	case "evolve":
 		printUsage(stdout, newEvolveFlags(&evolveOptions{}), evolveUsage)
+	case "bench":
+		printUsage(stdout, newBenchFlags(&benchOptions{}), benchUsage)
 	case "version":
 		printUsage(stdout, newVersionFlags(), versionUsage)
 	case "help":

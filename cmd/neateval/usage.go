@@ -12,6 +12,8 @@ Commands:
             size (mode, budgets, chunks, predicted peak), without running it
   gen       write a seeded random population (JSON + safetensors)
   evolve    evolve CNN genomes with NEAT on the configured data set
+  bench     measure the CPU evaluation of generated populations on MNIST,
+            against PyTorch and the machine's fp32 ceiling when available
   version   print the version, Go version, platform and CPU features
   help      print this text, or a command's flags: neateval help <command>
 ` + exitCodesText
@@ -67,6 +69,27 @@ genome so far is written to evolve.best in the population format. At the end
 the best genome is scored on the test split. Interrupted or killed, the run
 continues with --resume from its last finished generation, exactly as if it
 had not stopped.
+`
+
+const benchUsage = `Usage: neateval bench [--preset small|wide|both] [--size N] [--seed S] [--images N] [--batch N] [--parallel P] [--threads T] [--torch auto|off] [--ceiling auto|off] [--json FILE]
+
+Generates the population(s) of the presets (as gen does), scores them on the
+real MNIST test set through the evaluator of ` + "`run`" + ` on the CPU, and reports
+per population: seconds, images·genomes/s and GFLOP/s (FLOPs as the
+population format counts them: Σ over genomes of FLOPs per image × images).
+In the same run, when they are there, it also runs:
+
+  - PyTorch (bench/torch_ref.py, with the Python of --python) on the same
+    population and images, and prints neateval's throughput over PyTorch's
+    and a fitness cross-check (accuracy equal up to rounding-decided ties,
+    loss close); otherwise it says "PyTorch not installed";
+  - the machine's fp32 ceiling (bench/ceiling.sh: OpenBLAS sgemm with
+    OPENBLAS_CORETYPE=Cooperlake, needs cc and libopenblas-dev), before and
+    after the populations, and prints each engine's share of it.
+
+bench/ is found from the working directory or the binary (or --bench-dir).
+Progress goes to stderr, the table to stdout. Exit code 1 when the fitness
+cross-check or PyTorch fails. ` + "`make bench`" + ` runs it with both presets.
 `
 
 const versionUsage = `Usage: neateval version
