@@ -345,11 +345,13 @@ func prepImage(pl *convPlan, s *ConvShape, prep, img []float32) {
 				deinterleave2(pl.path, prep, base+(y/2)*pl.wq, base+pl.plane+(y/2)*pl.wq, P, row)
 				continue
 			}
-			for iw, v := range row {
-				x := iw + P
-				bx := x % S
-				if bx < pl.nph {
-					prep[base+bx*pl.plane+(y/S)*pl.wq+x/S] = v
+			// Columns x = iw + P of phase bx are x ≡ bx (mod S): every S-th
+			// pixel, from the first iw ≥ 0 in that phase.
+			for bx := range pl.nph {
+				iw := ((bx-P)%S + S) % S
+				d := prep[base+bx*pl.plane+(y/S)*pl.wq+(iw+P)/S:]
+				for j := 0; iw < s.W; iw, j = iw+S, j+1 {
+					d[j] = row[iw]
 				}
 			}
 		}
