@@ -68,13 +68,20 @@ func TestAgainstCPU(t *testing.T) {
 		dt   vram.DType
 		in   neat.Input
 		seed int64
+		wide bool // 16 to 128 channels: the 64-row tiles, several row tiles
 	}{
-		{vram.Float32, neat.Input{Channels: 1, Height: 28, Width: 28}, 11},
-		{vram.Float32, neat.Input{Channels: 3, Height: 16, Width: 16}, 12},
-		{vram.BFloat16, neat.Input{Channels: 1, Height: 28, Width: 28}, 13},
+		{vram.Float32, neat.Input{Channels: 1, Height: 28, Width: 28}, 11, false},
+		{vram.Float32, neat.Input{Channels: 3, Height: 16, Width: 16}, 12, false},
+		{vram.Float32, neat.Input{Channels: 1, Height: 10, Width: 10}, 14, true},
+		{vram.BFloat16, neat.Input{Channels: 1, Height: 28, Width: 28}, 13, false},
+		{vram.BFloat16, neat.Input{Channels: 2, Height: 10, Width: 10}, 15, true},
 	} {
-		t.Run(fmt.Sprintf("%v-%dx%dx%d", tc.dt, tc.in.Channels, tc.in.Height, tc.in.Width), func(t *testing.T) {
-			pop := neat.Generate(tc.seed, 12, tc.in, 10, neat.DefaultGenConfig())
+		t.Run(fmt.Sprintf("%v-%dx%dx%d-wide=%v", tc.dt, tc.in.Channels, tc.in.Height, tc.in.Width, tc.wide), func(t *testing.T) {
+			cfg, n := neat.DefaultGenConfig(), 12
+			if tc.wide {
+				cfg, n = neat.WideGenConfig(), 6
+			}
+			pop := neat.Generate(tc.seed, n, tc.in, 10, cfg)
 			ds := datasets.Synthetic(images(300), tc.in.Channels, tc.in.Height, tc.in.Width, 10, tc.seed)
 			o := evaluator.Options{EvalBatchSize: 128, Parallel: 3, CacheData: true}
 			want := evaltest.Evaluate(t, newCPU(t, tc.dt), ds, pop, staging.DefaultConfig(), o)
@@ -285,4 +292,49 @@ func batches(rs []evaluator.Result) []int {
 		b = append(b, r.Batch)
 	}
 	return b
+}
+
+// TestFarStrideAndPadding scores convolutions whose stride and padding lie
+// far beyond the image (legal: the output is 1×1, mostly padding), which
+// the kernels index in 64 bits, against the float64 reference.
+func TestFarStrideAndPadding(t *testing.T) {
+	in := neat.Input{Channels: 2, Height: 8, Width: 8}
+	rng := uint32(1)
+	rnd := func(n int, scale float32) *neat.Tensor {
+		d := make([]float32, n)
+		for i := range d {
+			rng = rng*1664525 + 1013904223
+			d[i] = (float32(rng>>8)/float32(1<<24)*2 - 1) * scale
+		}
+		return &neat.Tensor{Data: d}
+	}
+	var gs []*neat.Genome
+	for i, c := range []struct{ k, stride, pad int }{
+		{3, 1 << 20, 1500}, {3, 5000, 0}, {1, 1 << 30, 1 << 29}, {5, 3, 9},
+	} {
+		conv := neat.Node{ID: 1, Op: neat.OpConv2D, Inputs: []int{0}, OutChannels: 3, Kernel: c.k, Stride: c.stride, Padding: c.pad, Activation: neat.ActTanh}
+		gap := neat.Node{ID: 2, Op: neat.OpGlobalAvgPool, Inputs: []int{1}, Padding: neat.PaddingDefault}
+		g := &neat.Genome{ID: int64(i), Output: 3, Nodes: []neat.Node{conv, gap,
+			{ID: 3, Op: neat.OpDense, Inputs: []int{2}, OutFeatures: 10, Padding: neat.PaddingDefault}}}
+		w := rnd(3*2*c.k*c.k, 0.5)
+		w.Shape = []int{3, 2, c.k, c.k}
+		b := rnd(3, 0.5)
+		b.Shape = []int{3}
+		dw := rnd(10*3, 0.5)
+		dw.Shape = []int{10, 3}
+		db := rnd(10, 0.5)
+		db.Shape = []int{10}
+		g.Params = map[int]*neat.Params{1: {Weight: w, Bias: b}, 3: {Weight: dw, Bias: db}}
+		gs = append(gs, g)
+	}
+	pop := &neat.Population{Input: in, NumClasses: 10, Genomes: gs}
+	ds := datasets.Synthetic(40, 2, 8, 8, 10, 5)
+	rs := evaltest.Evaluate(t, newT(t, evaluator.BackendOptions{}), ds, pop, staging.DefaultConfig(),
+		evaluator.Options{EvalBatchSize: 16, Parallel: 2, CacheData: true})
+	for i, r := range rs {
+		if r.Err != nil {
+			t.Errorf("genome %d: %v", i, r.Err)
+		}
+	}
+	evaltest.CheckAgainstReference(t, pop, ds, rs)
 }

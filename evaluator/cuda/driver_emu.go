@@ -17,6 +17,7 @@ void emu_copy_out(void *dst, uint64_t src, size_t n);
 import "C"
 
 import (
+	"embed"
 	"fmt"
 	"unsafe"
 
@@ -24,6 +25,14 @@ import (
 	"github.com/neateval/neateval/evaluator/cuda/internal/sched"
 	"github.com/neateval/neateval/vram"
 )
+
+// emuSources are the kernels emu.cc compiles (it #includes them). The go
+// command does not follow C includes outside the package's folder:
+// embedding them makes their contents part of the package's build ID, so a
+// changed kernel rebuilds the emulator instead of testing a cached one.
+//
+//go:embed emu.h kernels/common.cuh kernels/gemm.cu kernels/ops.cu
+var emuSources embed.FS
 
 // emuDriver runs the kernels on the CPU (emu.cc): the same schedules, the
 // same argument structs, the same kernel sources as on a GPU, with host

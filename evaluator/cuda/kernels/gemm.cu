@@ -43,7 +43,7 @@ NE_DEV void gemm(const GemmArgs& a) {
 	__shared__ float As[BK][BM + 1];
 	__shared__ float Bs[BK][BN + 1];
 	__shared__ long long tabOff[BK];
-	__shared__ int tabKh[BK];
+	__shared__ long long tabKh[BK];
 	__shared__ int tabKw[BK];
 
 	const TW* __restrict__ w = (const TW*)a.w;
@@ -52,11 +52,12 @@ NE_DEV void gemm(const GemmArgs& a) {
 	TO* __restrict__ y = (TO*)a.y;
 	const int tid = threadIdx.x;
 	const int tx = tid % 16, ty = tid / 16;
-	// Every dimension is below 2^30 (sched.checkRange), so these int
-	// products cannot overflow: oy·S ≤ H + 2P − K, and k < Kd.
-	const int M = (int)a.M, Kd = (int)a.Kd;
-	const int H = (int)a.H, W = (int)a.W, K = (int)a.K, S = (int)a.S, P = (int)a.P, OW = (int)a.OW;
+	// M, Kd and so K are below 2^30 (sched.checkRange), so k, m and the
+	// kernel taps are ints; positions in the (padded) image are 64-bit: a
+	// genome may pad or stride far beyond its image.
+	const int M = (int)a.M, Kd = (int)a.Kd, K = (int)a.K;
 	const int KK = K * K;
+	const long long H = a.H, W = a.W, S = a.S, P = a.P, OW = a.OW;
 	const long long OHW = a.OH * a.OW;
 	const long long HW = a.H * a.W;
 	const long long CHW = a.C * HW;
@@ -65,19 +66,18 @@ NE_DEV void gemm(const GemmArgs& a) {
 	const int bc = tid % BN, bk0 = tid / BN;
 
 	for (long long col0 = (long long)blockIdx.x * BN; col0 < a.cols; col0 += (long long)gridDim.x * BN) {
-		long long pbase = 0;
-		int iy0 = 0, ix0 = 0;
+		long long pbase = 0, iy0 = 0, ix0 = 0;
 		bool cvalid = false;
 		if (!DENSE) {
 			const long long col = col0 + bc;
 			cvalid = col < a.cols;
 			if (cvalid) {
 				const long long img = col / OHW;
-				const int p = (int)(col - img * OHW);
-				const int oy = p / OW, ox = p - oy * OW;
+				const long long p = col - img * OHW;
+				const long long oy = p / OW, ox = p - oy * OW;
 				iy0 = oy * S - P;
 				ix0 = ox * S - P;
-				pbase = img * CHW + (long long)iy0 * W + ix0;
+				pbase = img * CHW + iy0 * W + ix0;
 			}
 		}
 		for (int m0 = blockIdx.y * BM; m0 < M; m0 += gridDim.y * BM) {
@@ -99,10 +99,10 @@ NE_DEV void gemm(const GemmArgs& a) {
 							tabKh[tid] = kh;
 							tabKw[tid] = kw;
 						} else {
-							// Past the end of k: a row far outside every
-							// image reads as zero.
+							// Past the end of k: a row below every image
+							// (iy0 is within ±2^33) reads as zero.
 							tabOff[tid] = 0;
-							tabKh[tid] = 1 << 30;
+							tabKh[tid] = 1LL << 62;
 							tabKw[tid] = 0;
 						}
 					}
@@ -137,9 +137,9 @@ NE_DEV void gemm(const GemmArgs& a) {
 #pragma unroll
 					for (int i = 0; i < BK * BN / NE_THREADS; ++i) {
 						const int k = bk0 + i * (NE_THREADS / BN);
-						const int iy = iy0 + tabKh[k], ix = ix0 + tabKw[k];
+						const long long iy = iy0 + tabKh[k], ix = ix0 + tabKw[k];
 						float v = 0.0f;
-						if (cvalid && (unsigned)iy < (unsigned)H && (unsigned)ix < (unsigned)W) {
+						if (cvalid && (unsigned long long)iy < (unsigned long long)H && (unsigned long long)ix < (unsigned long long)W) {
 							v = ld(x, pbase + tabOff[k]);
 						}
 						Bs[k][bc] = v;

@@ -22,17 +22,16 @@ NE_DEV void pool(const PoolArgs& a) {
 	const TI* __restrict__ x = (const TI*)a.x;
 	TO* __restrict__ y = (TO*)a.y;
 	const long long ohw = a.OH * a.OW, total = a.planes * ohw, hw = a.H * a.W;
-	const int K = (int)a.K, S = (int)a.S, OW = (int)a.OW;
-	const long long W = a.W;
+	const long long K = a.K, S = a.S, OW = a.OW, W = a.W;
 	const float scale = 1.0f / (float)(a.K * a.K);
 	for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (long long)gridDim.x * blockDim.x) {
 		const long long pl = i / ohw;
-		const int r = (int)(i - pl * ohw);
-		const int oy = r / OW, ox = r - oy * OW;
-		const long long base = pl * hw + (long long)oy * S * W + (long long)ox * S;
+		const long long r = i - pl * ohw;
+		const long long oy = r / OW, ox = r - oy * OW;
+		const long long base = pl * hw + oy * S * W + ox * S;
 		float acc = MAX ? ld(x, base) : 0.0f;
-		for (int ky = 0; ky < K; ++ky) {
-			for (int kx = 0; kx < K; ++kx) {
+		for (long long ky = 0; ky < K; ++ky) {
+			for (long long kx = 0; kx < K; ++kx) {
 				const float v = ld(x, base + ky * W + kx);
 				if (MAX) {
 					if (v != v || v > acc) {

@@ -199,26 +199,30 @@ func build(g *neat.Graph, dt vram.DType, n int, cached bool, lay *layout) (*Prog
 	return p, nil
 }
 
-// kernelMax bounds the dimensions the kernels index with 32-bit integers.
+// kernelMax bounds what the kernels count with 32-bit integers: the output
+// channels (features) of a product and the length of its reduction,
+// C·K·K or the dense input's size. Positions in images are 64-bit.
 const kernelMax = 1 << 30
 
-// checkRange refuses a graph whose dimensions the kernels' 32-bit index
-// arithmetic cannot hold. Such a genome's weights alone would be larger
-// than any device; the check keeps the arithmetic provably exact.
+// checkRange refuses a graph whose products the kernels' 32-bit counters
+// cannot hold. Such a product has more than 2^30 weights (4 GiB in
+// float32) per output channel or in all, more than any population file
+// this backend is meant for; the error names the genome and the node.
 func checkRange(g *neat.Graph) error {
 	for i := range g.Steps {
 		s := &g.Steps[i]
-		k, p := s.Node.Kernel, s.Node.Padding
-		for _, v := range []int{s.In.C, s.In.H + 2*p + k, s.In.W + 2*p + k, s.Out.C, s.Out.H * s.Out.W, s.Node.Stride} {
-			if v >= kernelMax {
-				return fmt.Errorf("genome %d, node %d: %s of %v → %v is beyond the CUDA kernels' index range (2^30)",
-					g.GenomeID, s.Node.ID, s.Node.Op, s.In, s.Out)
-			}
+		var red int64
+		switch s.Node.Op {
+		case neat.OpConv2D:
+			red = int64(s.In.C) * int64(s.Node.Kernel) * int64(s.Node.Kernel)
+		case neat.OpDense:
+			red = int64(s.In.Size())
+		default:
+			continue
 		}
-		if s.Node.Op == neat.OpConv2D && int64(s.In.C)*int64(k)*int64(k) >= kernelMax ||
-			s.Node.Op == neat.OpDense && s.In.Size() >= kernelMax {
-			return fmt.Errorf("genome %d, node %d: %s reduction of more than 2^30 terms is beyond the CUDA kernels' index range",
-				g.GenomeID, s.Node.ID, s.Node.Op)
+		if red >= kernelMax || int64(s.Out.C) >= kernelMax {
+			return fmt.Errorf("genome %d, node %d: %s of %v → %v: a product of %d terms into %d outputs is beyond the CUDA kernels' 32-bit counters (2^30)",
+				g.GenomeID, s.Node.ID, s.Node.Op, s.In, s.Out, red, s.Out.C)
 		}
 	}
 	return nil
