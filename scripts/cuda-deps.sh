@@ -66,7 +66,10 @@ if [[ $updated == 0 ]] || ! apt-cache show nvidia-cuda-dev >/dev/null 2>&1; then
 fi
 
 work=$(mktemp -d)
-chmod 755 "$work" # apt-get download runs as _apt
+# apt-get download writes as the _apt user where it exists.
+if id _apt >/dev/null 2>&1; then
+	chown _apt "$work"
+fi
 trap 'rm -rf "$work"' EXIT
 (cd "$work" && apt-get download -qq nvidia-cuda-dev)
 deb=$(ls "$work"/nvidia-cuda-dev_*.deb)
