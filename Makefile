@@ -31,7 +31,7 @@ NVCC ?= nvcc
 PTX_ARCH ?= compute_80
 CUDA_KERNELS = evaluator/cuda/kernels
 
-.PHONY: cuda-deps ptx vet-cuda build-cuda test-cuda-compile gpu-prepare
+.PHONY: cuda-deps ptx vet-cuda build-cuda test-cuda-compile test-cuda-emu gpu-prepare
 
 cuda-deps:
 	scripts/cuda-deps.sh $(CUDA_CACHE)
@@ -50,6 +50,11 @@ build-cuda: cuda-deps
 
 test-cuda-compile: cuda-deps
 	$(CUDA_ENV) $(GO) test -tags cuda -c -o bin/cuda.test ./evaluator/cuda
+
+# The backend's tests with the kernels run on the CPU by the emulator
+# (evaluator/cuda/emu.cc; needs g++, no CUDA at all): about 3 minutes.
+test-cuda-emu:
+	$(GO) test -tags cudaemu ./evaluator/cuda/...
 
 # Everything a GPU session carries, built here (scripts/gpu-prepare.sh).
 gpu-prepare: cuda-deps

@@ -12,6 +12,9 @@
 #      evaluation (a Go benchmark, warm) and PyTorch's (bench/torch_ref.py
 #      --device cuda --warmup) on the same card, as a ratio; an end-to-end
 #      neateval run; and the two fitness files compared genome by genome.
+#   6. when compute-sanitizer is there and time is left: memcheck over the
+#      hand-checked and every-op conformance cases, racecheck (shared
+#      memory) over the hand-checked ones.
 #
 # The table comes last on stdout. Logs go to $OUT (the device tool brings
 # back at most 8 files): summary.txt, tests.log, logs.tar.gz.
@@ -194,6 +197,30 @@ PY
 	else
 		record "vs-torch-fitness" "n/a" "a results file is missing (end-to-end or torch failed)"
 	fi
+fi
+
+# The kernels under compute-sanitizer: out-of-bounds accesses, and races on
+# shared memory.
+sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer /opt/nvidia/*/compute-sanitizer 2>/dev/null | head -n1)
+sanitize() {
+	local name=$1 tool=$2 re=$3
+	step "$name" 150 "$sanitizer" --tool "$tool" --error-exitcode 99 "$g/cuda.test" -test.run "$re" -test.count=1
+	local rc=$?
+	if ((dry)); then
+		record "$name" dry "$tool: $re"
+	elif ((rc == 0)); then
+		record "$name" PASS "$tool: no errors ($re)"
+	elif ((rc == 125)); then
+		record "$name" SKIP "no time left in the budget"
+	else
+		record "$name" "FAIL($rc)" "$tool: $(grep -m1 -E 'ERROR SUMMARY|Invalid|Race' "$work/$name.log")"
+	fi
+}
+if [[ -n $sanitizer ]] || ((dry)); then
+	sanitize memcheck memcheck '^TestConformance$/^(HandChecked|EveryOp)$'
+	sanitize racecheck racecheck '^TestConformance$/^(HandChecked|NonFinite)$'
+else
+	record sanitizer n/a "compute-sanitizer not found"
 fi
 
 # The logs travel as one file; the table last.
