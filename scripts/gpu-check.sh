@@ -64,6 +64,10 @@ for d in /usr/local/nvidia/lib64 /usr/local/nvidia/lib; do
 done
 py=python3
 export PYTHONUNBUFFERED=1
+# Kernels loaded when the module is, not at their first launch: the real
+# out-of-memory test fills the device, and a kernel loaded then would need
+# memory that is not there.
+export CUDA_MODULE_LOADING=EAGER
 
 declare -a names results details
 record() { names+=("$1"); results+=("$2"); details+=("$3"); }

@@ -241,7 +241,11 @@ func fill(t *testing.T, b *Backend, leave int64) func() {
 // TestRealOOM fills the device until cuMemAlloc fails, leaving a quarter of
 // what the largest genome needs at the starting batch, and evaluates: the
 // arenas that do not fit fail in the driver, the controller halves the
-// batch, and the results are the CPU backend's.
+// batch, and the results are the CPU backend's. On a GPU, run it with
+// CUDA_MODULE_LOADING=EAGER (scripts/gpu-check.sh does): a kernel loaded at
+// its first launch would need memory the filled device does not have (the
+// launch then fails as an out-of-memory, and the controller shrinks all the
+// same, but the test is about the allocations).
 func TestRealOOM(t *testing.T) {
 	in := neat.Input{Channels: 1, Height: 28, Width: 28}
 	pop := neat.Generate(41, 6, in, 10, neat.DefaultGenConfig())

@@ -49,6 +49,8 @@ import (
 	"fmt"
 	"runtime/cgo"
 	"unsafe"
+
+	"github.com/neateval/neateval/vram"
 )
 
 // resultError is a CUresult of a call made here.
@@ -85,9 +87,23 @@ func cOnDone(s C.CUstream, f func()) error {
 	return nil
 }
 
+// cLaunch launches a kernel. CUDA_ERROR_OUT_OF_MEMORY here is the device
+// really out of memory (a lazily loaded kernel's code, or its local
+// memory, did not fit): it matches vram.ErrOutOfMemory, so the batch
+// controller shrinks the batch and tries again, which frees room.
 func cLaunch(f C.CUfunction, gx, gy, threads uint32, s C.CUstream, args unsafe.Pointer) error {
-	return check("cuLaunchKernel", C.ne_launch(f, C.uint(gx), C.uint(gy), C.uint(threads), s, args))
+	r := C.ne_launch(f, C.uint(gx), C.uint(gy), C.uint(threads), s, args)
+	if r == C.CUDA_ERROR_OUT_OF_MEMORY {
+		return &launchOOM{check("cuLaunchKernel", r)}
+	}
+	return check("cuLaunchKernel", r)
 }
+
+type launchOOM struct{ err error }
+
+func (e *launchOOM) Error() string        { return e.err.Error() }
+func (e *launchOOM) Unwrap() error        { return e.err }
+func (e *launchOOM) Is(target error) bool { return target == vram.ErrOutOfMemory }
 
 // cModuleLoad loads a PTX module; a failure carries the JIT's log.
 func cModuleLoad(name, ptx string) (C.CUmodule, error) {
