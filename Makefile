@@ -14,10 +14,11 @@ run:
 	$(GO) run ./cmd/neateval run --config config.toml
 
 # Throughput of the small and the wide population on the MNIST test set,
-# against PyTorch and the OpenBLAS ceiling when they are installed
-# (bench/NOTES.md). BENCHFLAGS adds flags, e.g. BENCHFLAGS="--repeat 3".
+# against PyTorch and the OpenBLAS ceiling when they are installed, each
+# engine's better of two runs (bench/NOTES.md). BENCHFLAGS adds flags,
+# e.g. BENCHFLAGS="--repeat 3 --json bench.json".
 bench: build
-	bin/neateval bench --preset both $(BENCHFLAGS)
+	bin/neateval bench --preset both --repeat 2 $(BENCHFLAGS)
 
 # ---- CUDA backend (evaluator/cuda, build tag cuda) --------------------------
 # cuda.h and the stub libcuda.so come from Debian's nvidia-cuda-dev

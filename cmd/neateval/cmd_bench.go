@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/neateval/neateval/datasets"
@@ -97,14 +98,19 @@ func (o *benchOptions) check() error {
 
 // benchReport is what `neateval bench` measured; --json writes it.
 type benchReport struct {
-	Dataset     string           `json:"dataset"`
-	Images      int              `json:"images"`
-	Seed        int64            `json:"seed"`
-	Threads     int              `json:"threads"`
-	Parallel    int              `json:"parallel"`
-	Batch       int              `json:"batch"`
-	Repeat      int              `json:"repeat"`
-	CPU         string           `json:"cpu"`
+	Dataset  string `json:"dataset"`
+	Images   int    `json:"images"`
+	Seed     int64  `json:"seed"`
+	Threads  int    `json:"threads"`
+	Parallel int    `json:"parallel"`
+	Batch    int    `json:"batch"`
+	Repeat   int    `json:"repeat"`
+	CPU      string `json:"cpu"`
+	// LoadBefore and LoadAfter are the 1-minute load averages of the
+	// machine around the run (/proc/loadavg; empty where there is none):
+	// above the thread count, other work shared the cores.
+	LoadBefore  string           `json:"load_before,omitempty"`
+	LoadAfter   string           `json:"load_after,omitempty"`
 	Ceiling     *ceilingResult   `json:"ceiling"`
 	CeilingNote string           `json:"ceiling_note,omitempty"`
 	TorchNote   string           `json:"torch_note,omitempty"`
@@ -159,7 +165,7 @@ func runBench(ctx context.Context, o benchOptions, stdout, stderr io.Writer) err
 	}
 	rep := &benchReport{
 		Dataset: o.Dataset, Images: o.Images, Seed: o.Seed, Threads: threads, Parallel: o.Parallel,
-		Batch: o.Batch, Repeat: o.Repeat, CPU: cpuFeatures(),
+		Batch: o.Batch, Repeat: o.Repeat, CPU: cpuFeatures(), LoadBefore: loadAverage(),
 	}
 	cfg := benchConfig(o)
 	ds, err := openDataset(cfg)
@@ -212,6 +218,7 @@ func runBench(ctx context.Context, o benchOptions, stdout, stderr io.Writer) err
 			rep.CeilingNote = ext.ceilingNote
 		}
 	}
+	rep.LoadAfter = loadAverage()
 	rep.ratios()
 	printBenchTable(stdout, rep)
 	if o.JSON != "" {
@@ -360,6 +367,19 @@ func (r *benchReport) ratios() {
 			}
 		}
 	}
+}
+
+// loadAverage is the machine's 1-minute load average, or "" where
+// /proc/loadavg cannot be read.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	if f := strings.Fields(string(b)); len(f) > 0 {
+		return f[0]
+	}
+	return ""
 }
 
 func writeBenchJSON(path string, rep *benchReport) error {

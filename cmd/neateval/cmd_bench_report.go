@@ -72,8 +72,12 @@ func crossCheck(ne, pt []engineGenome) *fitnessCheck {
 // printBenchTable writes the report: one row per population and engine,
 // the ceiling, and the fitness cross-check.
 func printBenchTable(w io.Writer, r *benchReport) {
-	fmt.Fprintf(w, "neateval bench: %d images of %s, seed %d, %d threads (fitness_eval_parallel %d)\n\n",
-		r.Images, r.Dataset, r.Seed, r.Threads, r.Parallel)
+	fmt.Fprintf(w, "neateval bench: %d images of %s, seed %d, %d threads (fitness_eval_parallel %d), best of %d",
+		r.Images, r.Dataset, r.Seed, r.Threads, r.Parallel, r.Repeat)
+	if r.LoadBefore != "" {
+		fmt.Fprintf(w, ", load average %s before, %s after", r.LoadBefore, r.LoadAfter)
+	}
+	fmt.Fprint(w, "\n\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "population\tgenomes\tMFLOP/image\tweights\tengine\tseconds\timages·genomes/s\tGFLOP/s\tvs PyTorch\tof ceiling\t")
 	for _, p := range r.Populations {
