@@ -97,12 +97,10 @@ func (b *Backend) Forward(ctx context.Context, mm evaluator.Model, dd evaluator.
 	if err != nil {
 		return evaluator.SliceStats{}, fmt.Errorf("genome %d: forward of %d images: %w", gid, n, err)
 	}
+	// A failed wait is a failure of the stream's work: a fault in a kernel
+	// leaves the context broken, so nothing will touch the arena again.
 	werr := b.wait(done, sl.s)
-	if werr == nil {
-		b.dev.Free(arena)
-	}
-	// After a failed wait the stream's work may still touch the arena (the
-	// context is broken, and so is the backend): the block stays allocated.
+	b.dev.Free(arena)
 	if werr != nil {
 		return evaluator.SliceStats{}, fmt.Errorf("genome %d: forward of %d images: %w", gid, n, werr)
 	}
