@@ -22,11 +22,12 @@ bench: build
 
 # ---- CUDA backend (evaluator/cuda, build tag cuda) --------------------------
 # cuda.h and the stub libcuda.so come from Debian's nvidia-cuda-dev
-# (scripts/cuda-deps.sh, cached in .cache/cuda): enough to compile and link
-# the tagged code anywhere. A tagged binary runs only where the NVIDIA driver
+# (scripts/cuda-deps.sh; a 774 MB package, of which 1 MB is kept): enough to
+# compile and link the tagged code anywhere. They are cached outside the
+# checkout, in ~/.cache/neateval/cuda, so that fresh clones (CI) reuse them. A tagged binary runs only where the NVIDIA driver
 # is (gorgonia.org/cu initialises it at start and exits without it).
 
-CUDA_CACHE ?= $(CURDIR)/.cache/cuda
+CUDA_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/neateval/cuda
 CUDA_ENV = CGO_ENABLED=1 CGO_CFLAGS="-I$(CUDA_CACHE)/include -Wno-deprecated-declarations" CGO_LDFLAGS="-L$(CUDA_CACHE)/lib"
 NVCC ?= nvcc
 PTX_ARCH ?= compute_80

@@ -6,15 +6,17 @@
 # the stub runs there: the stub only satisfies the linker; the real
 # libcuda.so.1 comes with the driver on a GPU machine.
 #
-# Idempotent and cached: when both files are present it does nothing. Runs
+# Idempotent and cached: when both files are present it does nothing. The
+# cache is outside the checkout (default ~/.cache/neateval/cuda), so that
+# fresh clones on the same machine (CI) reuse it. Runs
 # as root (apt-get); it adds the contrib, non-free and non-free-firmware
 # components to an apt sources file of its own when no source has non-free.
 #
-#   scripts/cuda-deps.sh [CACHE_DIR]     (default: .cache/cuda in the repo)
+#   scripts/cuda-deps.sh [CACHE_DIR]     (default: ~/.cache/neateval/cuda)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-cache=${1:-$root/.cache/cuda}
+cache=${1:-${XDG_CACHE_HOME:-${HOME:-$root}/.cache}/neateval/cuda}
 inc=$cache/include
 lib=$cache/lib
 

@@ -26,7 +26,7 @@ while [[ $# -gt 0 ]]; do
 done
 
 out=$root/.gpu
-cache=${CUDA_CACHE:-$root/.cache/cuda}
+cache=${CUDA_CACHE:-${XDG_CACHE_HOME:-${HOME:-$root}/.cache}/neateval/cuda}
 scripts/cuda-deps.sh "$cache"
 export CGO_ENABLED=1 CGO_CFLAGS="-I$cache/include -Wno-deprecated-declarations" CGO_LDFLAGS="-L$cache/lib"
 rm -rf "$out"
