@@ -109,12 +109,15 @@ type benchReport struct {
 	// LoadBefore and LoadAfter are the 1-minute load averages of the
 	// machine around the run (/proc/loadavg; empty where there is none):
 	// above the thread count, other work shared the cores.
-	LoadBefore  string           `json:"load_before,omitempty"`
-	LoadAfter   string           `json:"load_after,omitempty"`
-	Ceiling     *ceilingResult   `json:"ceiling"`
-	CeilingNote string           `json:"ceiling_note,omitempty"`
-	TorchNote   string           `json:"torch_note,omitempty"`
-	Populations []benchPopResult `json:"populations"`
+	LoadBefore string         `json:"load_before,omitempty"`
+	LoadAfter  string         `json:"load_after,omitempty"`
+	Ceiling    *ceilingResult `json:"ceiling"`
+	// CeilingSamples are the ceiling's measurements in GFLOP/s: before
+	// each neateval run and at the end; Ceiling is the best of them.
+	CeilingSamples []float64        `json:"ceiling_samples,omitempty"`
+	CeilingNote    string           `json:"ceiling_note,omitempty"`
+	TorchNote      string           `json:"torch_note,omitempty"`
+	Populations    []benchPopResult `json:"populations"`
 }
 
 // benchPopResult is one population's measurements.
@@ -189,10 +192,6 @@ func runBench(ctx context.Context, o benchOptions, stdout, stderr io.Writer) err
 			return fmt.Errorf("bench: writing the images for PyTorch: %w", err)
 		}
 	}
-	if ext.ceiling {
-		rep.Ceiling = ext.measureCeiling(ctx)
-	}
-
 	presets := []string{o.Preset}
 	if o.Preset == "both" {
 		presets = []string{"small", "wide"}
@@ -208,15 +207,10 @@ func runBench(ctx context.Context, o benchOptions, stdout, stderr io.Writer) err
 		}
 		rep.Populations = append(rep.Populations, *pr)
 	}
-	if ext.ceiling {
-		// The ceiling is the machine's peak: measured before and after
-		// the populations, the better of the two counts.
-		if c := ext.measureCeiling(ctx); c != nil && (rep.Ceiling == nil || c.GFLOPS > rep.Ceiling.GFLOPS) {
-			rep.Ceiling = c
-		}
-		if rep.Ceiling == nil {
-			rep.CeilingNote = ext.ceilingNote
-		}
+	ext.sampleCeiling(ctx)
+	rep.Ceiling, rep.CeilingSamples = ext.best, ext.samples
+	if rep.Ceiling == nil {
+		rep.CeilingNote = ext.ceilingNote
 	}
 	rep.LoadAfter = loadAverage()
 	rep.ratios()
@@ -302,6 +296,7 @@ func benchPopulation(ctx context.Context, o benchOptions, cfg *Config, ds *datas
 	}
 	defer ev.Close()
 	for r := range o.Repeat {
+		ext.sampleCeiling(ctx)
 		ne, err := benchNeateval(ctx, ev, pop)
 		if err != nil {
 			return nil, fmt.Errorf("bench: %s population: %w", preset, err)

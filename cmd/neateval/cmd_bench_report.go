@@ -100,8 +100,8 @@ func printBenchTable(w io.Writer, r *benchReport) {
 	tw.Flush()
 	fmt.Fprintln(w)
 	if r.Ceiling != nil {
-		fmt.Fprintf(w, "ceiling: OpenBLAS sgemm of %d×%d matrices on %d threads, best of %d, better of before and after (%s)\n",
-			r.Ceiling.N, r.Ceiling.N, r.Ceiling.Threads, r.Ceiling.Repeats, r.Ceiling.Config)
+		fmt.Fprintf(w, "ceiling: OpenBLAS sgemm of %d×%d matrices on %d threads, best of %d, the best of %d measurements %v GFLOP/s (%s)\n",
+			r.Ceiling.N, r.Ceiling.N, r.Ceiling.Threads, r.Ceiling.Repeats, len(r.CeilingSamples), r.CeilingSamples, r.Ceiling.Config)
 	} else {
 		fmt.Fprintln(w, r.CeilingNote)
 	}

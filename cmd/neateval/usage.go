@@ -84,12 +84,16 @@ In the same run, when they are there, it also runs:
     and a fitness cross-check (accuracy equal up to rounding-decided ties,
     loss close); otherwise it says "PyTorch not installed";
   - the machine's fp32 ceiling (bench/ceiling.sh: OpenBLAS sgemm with
-    OPENBLAS_CORETYPE=Cooperlake, needs cc and libopenblas-dev), before and
-    after the populations, and prints each engine's share of it.
+    OPENBLAS_CORETYPE=Cooperlake, needs cc and libopenblas-dev), before
+    every neateval run and at the end, and prints each engine's share of
+    the best measurement (the machine's peak in the same run).
 
 bench/ is found from the working directory or the binary (or --bench-dir).
 Progress goes to stderr, the table to stdout. Exit code 1 when the fitness
-cross-check or PyTorch fails. ` + "`make bench`" + ` runs it with both presets.
+cross-check or PyTorch fails. --repeat R scores each population R times
+with each engine, alternating, and keeps each engine's fastest run: on a
+machine shared with other work, the run least disturbed. ` + "`make bench`" + ` runs
+both presets with --repeat 2.
 `
 
 const versionUsage = `Usage: neateval version
