@@ -63,7 +63,7 @@ type convPlan struct {
 	ntg      int  // packed: tiles per full group
 	prepLen  int  // floats of one worker's planes, with read slack
 	workers  int
-	offA     int // packed weights, OC·kdim
+	offA     int // packed weights, OC·kdim (none when they come packed)
 	offKoff  int // kdim int32: tap offsets in the planes
 	offTile  int // direct: ntiles+1 int32, first seg of each tile
 	offSegs  int // direct: nsegs segs
@@ -73,7 +73,15 @@ type convPlan struct {
 	wsLen    int
 }
 
-func planConv(p Path, s ConvShape, b, threads int) convPlan {
+// planConv plans a call on path p. nvOnly > 0 restricts the tile width to
+// nvOnly vectors (weights packed for it), modeOnly to one algorithm
+// (modeAuto: the cheaper, or convMode's); prepacked leaves the packed
+// weights out of the workspace. The workspace of a given path, width and
+// algorithm never shrinks as b grows (the workspace functions rely on it).
+func planConv(p Path, s ConvShape, b, threads, nvOnly, modeOnly int, prepacked bool) convPlan {
+	if modeOnly == modeAuto {
+		modeOnly = convMode
+	}
 	pl := convPlan{path: p, kdim: s.C * s.K * s.K}
 	pl.nph = min(s.Stride, s.K)
 	pl.hq = ceilDiv(s.H+2*s.Pad, s.Stride)
@@ -85,6 +93,9 @@ func planConv(p Path, s ConvShape, b, threads int) convPlan {
 	lanes := p.lanes()
 	best := -1.0
 	for nv := 1; nv <= maxNV; nv++ {
+		if nvOnly > 0 && nv != nvOnly {
+			continue
+		}
 		nr := nv * lanes
 		mp := panels(s.OC, mrMax(p, nv))
 		var per float64
@@ -101,7 +112,7 @@ func planConv(p Path, s ConvShape, b, threads int) convPlan {
 			// than the packed panel's (BenchmarkConv2DModes).
 			cost *= 1.35
 		}
-		if convMode != modePacked && (best < 0 || cost < best) {
+		if modeOnly != modePacked && (best < 0 || cost < best) {
 			best, pl.nv, pl.nr, pl.ntiles, pl.mpan, pl.packed = cost, nv, nr, ntiles, mp, false
 		}
 		// Packed: tiles sweep the output pixels of a group of images,
@@ -110,20 +121,26 @@ func planConv(p Path, s ConvShape, b, threads int) convPlan {
 		ntg := ceilDiv(g*pix, nr)
 		runs := ceilDiv(nr, min(s.OW, 2*lanes)) + 1
 		gcost := float64(ntg) * (per + float64(pl.kdim*runs)*packCycles) / float64(g)
-		if convMode != modeDirect && (best < 0 || gcost < best) {
+		if modeOnly != modeDirect && (best < 0 || gcost < best) {
 			best, pl.nv, pl.nr, pl.ntg, pl.group, pl.mpan, pl.packed = gcost, nv, nr, ntg, g, mp, true
 		}
 	}
 	pl.offA = 0
-	pl.offKoff = pl.offA + s.OC*pl.kdim
+	pl.offKoff = pl.offA
+	if !prepacked {
+		pl.offKoff += s.OC * pl.kdim
+	}
 	pl.offTile = pl.offKoff + pl.kdim
 	if pl.packed {
 		pl.workers = max(1, min(threads, ceilDiv(b, pl.group)))
+		// Room for min(threads, b) workers, not pl.workers: a larger batch
+		// has larger groups and may have fewer of them than a smaller one.
+		room := max(1, min(threads, b))
 		pl.prepLen = pl.group*pl.imgLen + 2*packPad
 		pl.offKoffP = pl.offTile
 		pl.offPrep = pl.offKoffP + pl.kdim
-		pl.offPackB = pl.offPrep + pl.workers*pl.prepLen
-		pl.wsLen = pl.offPackB + pl.workers*pl.kdim*(pl.nr+packPad)
+		pl.offPackB = pl.offPrep + room*pl.prepLen
+		pl.wsLen = pl.offPackB + room*pl.kdim*(pl.nr+packPad)
 		return pl
 	}
 	pl.nsegs = convSegs(s, pl.wq, pl.nr, pl.ntiles, nil, nil)
@@ -191,14 +208,71 @@ func convSegs(s ConvShape, wq, nr, ntiles int, start []int32, segs []seg) int {
 }
 
 // ConvWorkspace returns the float32s of scratch Conv2D needs for shape s, a
-// batch of b and the given thread count, on any path.
-func ConvWorkspace(s ConvShape, b, threads int) int {
+// batch of up to b and the given thread count, on any path.
+func ConvWorkspace(s ConvShape, b, threads int) int { return convWorkspace(s, b, threads, false) }
+
+// ConvPackedWorkspace returns the float32s of scratch Conv2DPacked needs
+// for shape s, a batch of up to b and the given thread count, whatever
+// Packing the weights have: ConvWorkspace less the weights.
+func ConvPackedWorkspace(s ConvShape, b, threads int) int { return convWorkspace(s, b, threads, true) }
+
+// convWorkspace is the largest workspace of any path, tile width and
+// algorithm at batch b: the one a call picks may differ with the batch
+// (a smaller one included) and the packing, and each of these grows with b.
+func convWorkspace(s ConvShape, b, threads int, prepacked bool) int {
 	s.check()
 	n := 0
 	for p := range numPaths {
-		n = max(n, planConv(p, s, b, threads).wsLen)
+		for nv := 1; nv <= maxNV; nv++ {
+			for _, m := range []int{modeDirect, modePacked} {
+				n = max(n, planConv(p, s, b, threads, nv, m, prepacked).wsLen)
+			}
+		}
 	}
 	return n
+}
+
+// Packing is how PackConv or PackDense laid weights out: for which path and
+// tile width. It goes with the packed weights to Conv2DPacked or
+// DensePacked, which compute on that path.
+type Packing struct {
+	path Path
+	nv   int
+}
+
+// PackedConvLen returns the float32s of a convolution's packed weights,
+// OC·C·K·K.
+func PackedConvLen(s ConvShape) int { return s.OC * s.C * s.K * s.K }
+
+// PackConv stores w ([OC, C, K, K] row-major) in dst, PackedConvLen(s)
+// floats, as the micro-kernels read it, for the tile width the selected
+// path picks for a batch of b on the given threads. Weights packed once
+// serve every later Conv2DPacked call of that shape, of any batch: a layer
+// repacks its weights for every call of Conv2D.
+func PackConv(dst, w []float32, s ConvShape, b, threads int) Packing {
+	s.check()
+	n := PackedConvLen(s)
+	if b < 1 || threads < 1 || len(dst) < n || len(w) < n {
+		panic(fmt.Sprintf("kernels: PackConv: b %d threads %d len(dst) %d len(w) %d, want %d for %+v", b, threads, len(dst), len(w), n, s))
+	}
+	pl := planConv(selected(), s, b, threads, 0, modeAuto, true)
+	packConvWeights(dst[:n], w, s.OC, pl.kdim, pl.mpan)
+	return Packing{path: pl.path, nv: pl.nv}
+}
+
+// packConvWeights stores w [oc, kdim] as the micro-kernels read it: panel by
+// panel of the np balanced panels of output channels, k-major within a
+// panel (w[oc0+r, k] at oc0·kdim + k·mr + r).
+func packConvWeights(a, w []float32, oc, kdim, np int) {
+	for i := range np {
+		oc0, mr := panel(oc, np, i)
+		pa := a[oc0*kdim : (oc0+mr)*kdim]
+		for r := range mr {
+			for k, v := range w[(oc0+r)*kdim : (oc0+r+1)*kdim] {
+				pa[k*mr+r] = v
+			}
+		}
+	}
 }
 
 // Conv2D computes dst[b, OC, OH, OW] = act(bias[oc] + Σ w[oc, c, kh, kw] ·
@@ -207,15 +281,40 @@ func ConvWorkspace(s ConvShape, b, threads int) int {
 // ConvWorkspace(s, b, threads) floats; threads ≥ 1 workers share the batch.
 // Bad lengths panic: they are the caller's bugs.
 func Conv2D(dst, src, w, bias []float32, s ConvShape, b int, act Act, ws []float32, threads int) {
+	conv2D(dst, src, w, nil, Packing{}, bias, s, b, act, ws, threads)
+}
+
+// Conv2DPacked is Conv2D with the weights packed by PackConv (pk is what it
+// returned), on the path they were packed for; ws is scratch of at least
+// ConvPackedWorkspace(s, b, threads) floats. The results are Conv2D's, bit
+// for bit.
+func Conv2DPacked(dst, src, packed []float32, pk Packing, bias []float32, s ConvShape, b int, act Act, ws []float32, threads int) {
+	if pk.nv < 1 || pk.nv > maxNV || pk.path >= numPaths {
+		panic(fmt.Sprintf("kernels: Conv2DPacked: packing %+v is not from PackConv", pk))
+	}
+	conv2D(dst, src, nil, packed, pk, bias, s, b, act, ws, threads)
+}
+
+// conv2D is Conv2D (packed nil) and Conv2DPacked (w nil).
+func conv2D(dst, src, w, packed []float32, pk Packing, bias []float32, s ConvShape, b int, act Act, ws []float32, threads int) {
 	s.check()
 	kdim := s.C * s.K * s.K
 	p := s.OH * s.OW
-	if b < 1 || threads < 1 || !act.Valid() || len(dst) < b*s.OC*p || len(src) < b*s.C*s.H*s.W ||
-		len(w) < s.OC*kdim || len(bias) < s.OC {
-		panic(fmt.Sprintf("kernels: Conv2D: bad arguments: b %d threads %d act %v len(dst) %d len(src) %d len(w) %d len(bias) %d for %+v",
-			b, threads, act, len(dst), len(src), len(w), len(bias), s))
+	weights := w
+	if w == nil {
+		weights = packed
 	}
-	pl := planConv(selected(), s, b, threads)
+	if b < 1 || threads < 1 || !act.Valid() || len(dst) < b*s.OC*p || len(src) < b*s.C*s.H*s.W ||
+		len(weights) < s.OC*kdim || len(bias) < s.OC {
+		panic(fmt.Sprintf("kernels: Conv2D: bad arguments: b %d threads %d act %v len(dst) %d len(src) %d len(w) %d len(bias) %d for %+v",
+			b, threads, act, len(dst), len(src), len(weights), len(bias), s))
+	}
+	var pl convPlan
+	if w == nil {
+		pl = planConv(pk.path, s, b, threads, pk.nv, modeAuto, true)
+	} else {
+		pl = planConv(selected(), s, b, threads, 0, modeAuto, false)
+	}
 	if pl.prepLen >= 1<<31-1 || s.OC*pl.kdim >= 1<<31-1 {
 		panic(fmt.Sprintf("kernels: Conv2D: %+v is too large for 32-bit tap offsets", s))
 	}
@@ -223,7 +322,12 @@ func Conv2D(dst, src, w, bias []float32, s ConvShape, b int, act Act, ws []float
 		panic(fmt.Sprintf("kernels: Conv2D: workspace of %d floats, want %d", len(ws), pl.wsLen))
 	}
 	j := convJob{pl: pl, s: s, dst: dst, src: src, bias: bias, act: act, b: b, ws: ws}
-	j.packA(w)
+	if w != nil {
+		j.a = ws[pl.offA : pl.offA+s.OC*kdim]
+		packConvWeights(j.a, w, s.OC, kdim, pl.mpan)
+	} else {
+		j.a = packed[:s.OC*kdim]
+	}
 	j.koff = asInt32(ws[pl.offKoff:], kdim)
 	for c := range s.C {
 		for kh := range s.K {
@@ -252,6 +356,7 @@ func Conv2D(dst, src, w, bias []float32, s ConvShape, b int, act Act, ws []float
 type convJob struct {
 	pl       convPlan
 	s        ConvShape
+	a        []float32 // the packed weights (packConvWeights)
 	dst, src []float32
 	bias, ws []float32
 	koff     []int32
@@ -260,23 +365,6 @@ type convJob struct {
 	segs     []seg
 	act      Act
 	b        int
-}
-
-// packA stores the weights as the micro-kernels read them: panel by panel of
-// mr output channels, k-major (w[oc0+r, k] at oc0·kdim + k·mr + r).
-func (j *convJob) packA(w []float32) {
-	pl, kdim := &j.pl, j.pl.kdim
-	a := j.ws[pl.offA : pl.offA+j.s.OC*kdim]
-	for i := range pl.mpan {
-		oc0, mr := panel(j.s.OC, pl.mpan, i)
-		pa := a[oc0*kdim : (oc0+mr)*kdim]
-		for r := range mr {
-			row := w[(oc0+r)*kdim : (oc0+r+1)*kdim]
-			for k, v := range row {
-				pa[k*mr+r] = v
-			}
-		}
-	}
 }
 
 func (j *convJob) run(w int) {
@@ -294,7 +382,7 @@ func (j *convJob) run(w int) {
 	p := s.OH * s.OW
 	in := s.C * s.H * s.W
 	ta := tileArgs{
-		a: j.ws[pl.offA : pl.offA+s.OC*pl.kdim], b: prep, koff: j.koff, c: j.dst,
+		a: j.a, b: prep, koff: j.koff, c: j.dst,
 		rowBias: j.bias, colBias: zeros[:], k: pl.kdim, ldc: p, act: epilogueAct(j.act),
 	}
 	for img := lo; img < hi; img++ {

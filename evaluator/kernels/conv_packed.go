@@ -48,7 +48,7 @@ func (j *convJob) runPacked(w int) {
 	var segBuf [maxSegs + 1]seg
 	var runBuf [2*maxSegs + 2]run
 	ta := tileArgs{
-		a: j.ws[pl.offA : pl.offA+s.OC*pl.kdim], b: packB, koff: j.koffP, c: j.dst,
+		a: j.a, b: packB, koff: j.koffP, c: j.dst,
 		rowBias: j.bias, colBias: zeros[:], k: pl.kdim, ldc: pix, act: epilogueAct(j.act),
 	}
 	for grp := lo; grp < hi; grp++ {

@@ -14,17 +14,23 @@ type densePlan struct {
 	npan    int // panels of nr output features
 	mpan    int // panels of batch rows
 	workers int
-	offB    int // packed Wᵀ: npan·nr·in
+	offB    int // packed Wᵀ: npan·nr·in (none when it comes packed)
 	offKoff int // in int32
 	offBias int // npan·nr
 	offA    int // packed X: b·in
 	wsLen   int
 }
 
-func planDense(p Path, in, out, b, threads int) densePlan {
+// planDense plans a call on path p. nvOnly > 0 restricts the tile width to
+// nvOnly vectors (Wᵀ packed for it); prepacked leaves the packed Wᵀ out of
+// the workspace, and its packing out of the cost.
+func planDense(p Path, in, out, b, threads, nvOnly int, prepacked bool) densePlan {
 	pl := densePlan{path: p}
 	best := -1.0
 	for nv := 1; nv <= maxNV; nv++ {
+		if nvOnly > 0 && nv != nvOnly {
+			continue
+		}
 		nr := nv * p.lanes()
 		np := ceilDiv(out, nr)
 		mp := panels(b, mrMax(p, nv))
@@ -33,14 +39,20 @@ func planDense(p Path, in, out, b, threads int) densePlan {
 			_, mr := panel(b, mp, i)
 			per += float64(in)*kernelCycles(mr, nv) + float64(mr*nv) + 20
 		}
-		cost := float64(np)*per + float64(np*nr*in)/4
+		cost := float64(np) * per
+		if !prepacked {
+			cost += float64(np*nr*in) / 4
+		}
 		if best < 0 || cost < best {
 			best, pl.nv, pl.nr, pl.npan, pl.mpan = cost, nv, nr, np, mp
 		}
 	}
 	pl.workers = max(1, min(threads, pl.mpan))
 	pl.offB = 0
-	pl.offKoff = pl.offB + pl.npan*pl.nr*in
+	pl.offKoff = pl.offB
+	if !prepacked {
+		pl.offKoff += pl.npan * pl.nr * in
+	}
 	pl.offBias = pl.offKoff + in
 	pl.offA = pl.offBias + pl.npan*pl.nr
 	pl.wsLen = pl.offA + b*in
@@ -50,32 +62,112 @@ func planDense(p Path, in, out, b, threads int) densePlan {
 // DenseFLOPs returns 2 × the multiply-adds of a dense layer for one row.
 func DenseFLOPs(in, out int) int64 { return 2 * int64(in) * int64(out) }
 
-// DenseWorkspace returns the float32s of scratch Dense needs, on any path.
+// DenseWorkspace returns the float32s of scratch Dense needs for a batch of
+// up to b, on any path.
 func DenseWorkspace(in, out, b, threads int) int {
 	if in < 1 || out < 1 || b < 1 || threads < 1 {
 		panic(fmt.Sprintf("kernels: DenseWorkspace: bad sizes in %d out %d b %d threads %d", in, out, b, threads))
 	}
+	return denseWorkspace(in, out, b, threads, false)
+}
+
+// denseWorkspace is the largest workspace of any path and tile width at
+// batch b: the width a call picks may differ with the batch (a smaller one
+// included) and the packing, and each grows with b.
+func denseWorkspace(in, out, b, threads int, prepacked bool) int {
 	n := 0
 	for p := range numPaths {
-		n = max(n, planDense(p, in, out, b, threads).wsLen)
+		for nv := 1; nv <= maxNV; nv++ {
+			n = max(n, planDense(p, in, out, b, threads, nv, prepacked).wsLen)
+		}
 	}
 	return n
+}
+
+// DensePackedWorkspace returns the float32s of scratch DensePacked needs
+// for a batch of up to b, whatever Packing Wᵀ has.
+func DensePackedWorkspace(in, out, b, threads int) int {
+	DenseWorkspace(in, out, b, threads) // checks the sizes
+	return denseWorkspace(in, out, b, threads, true)
+}
+
+// PackedDenseLen returns the float32s PackDense may write: Wᵀ in panels of
+// the tile width, out rounded up to it, for the widest case.
+func PackedDenseLen(in, out int) int {
+	n := 0
+	for p := range numPaths {
+		for nv := 1; nv <= maxNV; nv++ {
+			nr := nv * p.lanes()
+			n = max(n, ceilDiv(out, nr)*nr*in)
+		}
+	}
+	return n
+}
+
+// PackDense stores Wᵀ (w is [out, in] row-major) in dst, PackedDenseLen(in,
+// out) floats, as the micro-kernels read it, for the tile width the selected
+// path picks for a batch of b on the given threads. Packed once, it serves
+// every later DensePacked call of that layer, of any batch: Dense repacks
+// Wᵀ on every call.
+func PackDense(dst, w []float32, in, out, b, threads int) Packing {
+	DenseWorkspace(in, out, b, threads) // checks the sizes
+	if len(dst) < PackedDenseLen(in, out) || len(w) < in*out {
+		panic(fmt.Sprintf("kernels: PackDense: len(dst) %d len(w) %d for in %d out %d", len(dst), len(w), in, out))
+	}
+	pl := planDense(selected(), in, out, b, threads, 0, true)
+	j := denseJob{pl: pl, in: in, out: out, w: w, wt: dst}
+	j.packB(0, pl.npan)
+	return Packing{path: pl.path, nv: pl.nv}
 }
 
 // Dense computes dst[b, out] = act(w · src[b] + bias) for b rows of in
 // features; w is [out, in] row-major. ws is scratch of at least
 // DenseWorkspace(in, out, b, threads) floats.
 func Dense(dst, src, w, bias []float32, b, in, out int, act Act, ws []float32, threads int) {
-	if b < 1 || in < 1 || out < 1 || threads < 1 || !act.Valid() || len(dst) < b*out || len(src) < b*in ||
-		len(w) < out*in || len(bias) < out {
-		panic(fmt.Sprintf("kernels: Dense: bad arguments: b %d in %d out %d threads %d act %v len(dst) %d len(src) %d len(w) %d len(bias) %d",
-			b, in, out, threads, act, len(dst), len(src), len(w), len(bias)))
+	dense(dst, src, w, nil, Packing{}, bias, b, in, out, act, ws, threads)
+}
+
+// DensePacked is Dense with Wᵀ packed by PackDense (pk is what it
+// returned), on the path it was packed for; ws is scratch of at least
+// DensePackedWorkspace(in, out, b, threads) floats. The results are
+// Dense's, bit for bit.
+func DensePacked(dst, src, packed []float32, pk Packing, bias []float32, b, in, out int, act Act, ws []float32, threads int) {
+	if pk.nv < 1 || pk.nv > maxNV || pk.path >= numPaths {
+		panic(fmt.Sprintf("kernels: DensePacked: packing %+v is not from PackDense", pk))
 	}
-	pl := planDense(selected(), in, out, b, threads)
+	dense(dst, src, nil, packed, pk, bias, b, in, out, act, ws, threads)
+}
+
+// dense is Dense (packed nil) and DensePacked (w nil).
+func dense(dst, src, w, packed []float32, pk Packing, bias []float32, b, in, out int, act Act, ws []float32, threads int) {
+	weights, wlen := w, out*in
+	if w == nil {
+		weights, wlen = packed, 0
+		if b >= 1 && in >= 1 && out >= 1 && pk.path < numPaths {
+			nr := pk.nv * pk.path.lanes()
+			wlen = ceilDiv(out, nr) * nr * in
+		}
+	}
+	if b < 1 || in < 1 || out < 1 || threads < 1 || !act.Valid() || len(dst) < b*out || len(src) < b*in ||
+		len(weights) < wlen || len(bias) < out {
+		panic(fmt.Sprintf("kernels: Dense: bad arguments: b %d in %d out %d threads %d act %v len(dst) %d len(src) %d len(w) %d len(bias) %d",
+			b, in, out, threads, act, len(dst), len(src), len(weights), len(bias)))
+	}
+	var pl densePlan
+	if w == nil {
+		pl = planDense(pk.path, in, out, b, threads, pk.nv, true)
+	} else {
+		pl = planDense(selected(), in, out, b, threads, 0, false)
+	}
 	if len(ws) < pl.wsLen {
 		panic(fmt.Sprintf("kernels: Dense: workspace of %d floats, want %d", len(ws), pl.wsLen))
 	}
 	j := denseJob{pl: pl, in: in, out: out, b: b, dst: dst, src: src, w: w, ws: ws, act: act}
+	if w != nil {
+		j.wt = ws[pl.offB : pl.offB+pl.npan*pl.nr*in]
+	} else {
+		j.wt = packed[:pl.npan*pl.nr*in]
+	}
 	koff := asInt32(ws[pl.offKoff:], in)
 	for k := range koff {
 		koff[k] = int32(k * pl.nr)
@@ -85,13 +177,17 @@ func Dense(dst, src, w, bias []float32, b, in, out int, act Act, ws []float32, t
 	clear(cb[out:])
 	j.koff = koff
 	if pl.workers == 1 {
-		j.packB(0, pl.npan)
+		if w != nil {
+			j.packB(0, pl.npan)
+		}
 		j.run(0)
 		return
 	}
 	jp := new(denseJob)
 	*jp = j
-	fanOut(pl.workers, densePack{jp})
+	if w != nil {
+		fanOut(pl.workers, densePack{jp})
+	}
 	fanOut(pl.workers, jp)
 }
 
@@ -99,6 +195,7 @@ type denseJob struct {
 	pl          densePlan
 	in, out, b  int
 	dst, src, w []float32
+	wt          []float32 // packed Wᵀ
 	ws          []float32
 	koff        []int32
 	act         Act
@@ -115,7 +212,7 @@ func (d densePack) run(w int) {
 func (j *denseJob) packB(lo, hi int) {
 	pl, in := &j.pl, j.in
 	for pn := lo; pn < hi; pn++ {
-		pb := j.ws[pl.offB+pn*in*pl.nr : pl.offB+(pn+1)*in*pl.nr]
+		pb := j.wt[pn*in*pl.nr : (pn+1)*in*pl.nr]
 		for jj := range pl.nr {
 			n := pn*pl.nr + jj
 			if n >= j.out {
@@ -136,7 +233,7 @@ func (j *denseJob) run(w int) {
 	lo, hi := share(pl.mpan, pl.workers, w)
 	var sg [1]seg
 	ta := tileArgs{
-		b: j.ws[pl.offB : pl.offB+pl.npan*pl.nr*in], koff: j.koff, c: j.dst, segs: sg[:],
+		b: j.wt, koff: j.koff, c: j.dst, segs: sg[:],
 		rowBias: zeros[:], colBias: j.ws[pl.offBias : pl.offBias+pl.npan*pl.nr],
 		k: in, ldc: j.out, act: epilogueAct(j.act),
 	}

@@ -39,7 +39,11 @@
 // # Memory and threads
 //
 // No kernel allocates: scratch comes from the caller, sized up front by
-// [ConvWorkspace] and [DenseWorkspace] (valid on every path). With
+// [ConvWorkspace] and [DenseWorkspace] (valid on every path, for any batch up
+// to the one asked). Conv2D and Dense pack their weights into that scratch
+// on every call; a caller that runs a layer many times packs them once with
+// [PackConv] or [PackDense] and calls [Conv2DPacked] or [DensePacked], with
+// the same results. With
 // threads > 1 a call fans out to that many goroutines over images (or batch
 // rows) and waits for them; threads = 1 runs on the caller's goroutine.
 // Kernels keep no state between calls, so independent forwards may run
