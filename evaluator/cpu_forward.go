@@ -36,9 +36,10 @@ func (c *CPU) Forward(ctx context.Context, mm Model, dd Data, lo, hi int) (Slice
 	}
 	defer c.dev.Free(block)
 	tiles := make([]SliceStats, (n+p.tile-1)/p.tile)
+	packs := c.packWeights(m, block, &p, min(n, p.tile))
 	var next atomic.Int64
 	if len(p.parts) == 1 {
-		f := &cpuForward{c: c, m: m, g: g, block: block, tile: p.tile, part: &p.parts[0]}
+		f := &cpuForward{c: c, m: m, g: g, block: block, tile: p.tile, plan: &p, packs: packs, part: &p.parts[0]}
 		if err := f.run(ctx, d, lo, hi, tiles, &next); err != nil {
 			return SliceStats{}, err
 		}
@@ -46,7 +47,7 @@ func (c *CPU) Forward(ctx context.Context, mm Model, dd Data, lo, hi int) (Slice
 		errs := make([]error, len(p.parts))
 		var wg sync.WaitGroup
 		for i := range p.parts {
-			f := &cpuForward{c: c, m: m, g: g, block: block, tile: p.tile, part: &p.parts[i]}
+			f := &cpuForward{c: c, m: m, g: g, block: block, tile: p.tile, plan: &p, packs: packs, part: &p.parts[i]}
 			wg.Go(func() { errs[i] = f.run(ctx, d, lo, hi, tiles, &next) })
 		}
 		wg.Wait()
@@ -61,6 +62,29 @@ func (c *CPU) Forward(ctx context.Context, mm Model, dd Data, lo, hi int) (Slice
 	return st, nil
 }
 
+// packWeights packs the weights of every step that has a packed region in
+// the plan, for tiles of b images on the parts' kernel threads, and returns
+// the packings (per step).
+func (c *CPU) packWeights(m *cpuModel, block *vram.Block, p *forwardPlan, b int) []kernels.Packing {
+	packs := make([]kernels.Packing, len(m.g.Steps))
+	all, w := c.dev.Float32s(block), c.dev.Float32s(m.block)
+	threads := p.parts[0].threads
+	for i := range m.g.Steps {
+		s := &m.g.Steps[i]
+		if p.packed[i] < 0 {
+			continue
+		}
+		dst := all[p.packed[i]/4 : p.packed[i]/4+int64(packedLen(s))]
+		raw := w[m.wOff[i] : m.wOff[i]+len(s.Weight.Data)]
+		if s.Node.Op == neat.OpConv2D {
+			packs[i] = kernels.PackConv(dst, raw, convShape(s), b, threads)
+		} else {
+			packs[i] = kernels.PackDense(dst, raw, s.In.Size(), s.Out.C, b, threads)
+		}
+	}
+	return packs
+}
+
 // cpuForward is the state of one part of a forward.
 type cpuForward struct {
 	c     *CPU
@@ -69,6 +93,8 @@ type cpuForward struct {
 	n     int // images in the tile being computed
 	tile  int // images per tile
 	block *vram.Block
+	plan  *forwardPlan
+	packs []kernels.Packing // per step, for its packed weights
 	part  *partPlan
 }
 
@@ -176,7 +202,7 @@ func (c *CPU) stepWorkspaceT(g *neat.Graph, i, b, threads int) int64 {
 		if len(s.Inputs) > 1 {
 			merged = int64(b) * int64(s.In.Size())
 		}
-		return merged + int64(kernelWorkspace(s, b, threads))
+		return merged + int64(kernelWorkspace(s, b, threads, true))
 	}
 	t := min(bf16Tile, b)
 	maxIn := 0
@@ -189,7 +215,7 @@ func (c *CPU) stepWorkspaceT(g *neat.Graph, i, b, threads int) int64 {
 	if s.Weight != nil {
 		w = len(s.Weight.Data) + len(s.Bias.Data)
 	}
-	return int64(t)*int64(s.In.Size()+maxIn+s.Out.Size()) + int64(w) + int64(kernelWorkspace(s, t, threads))
+	return int64(t)*int64(s.In.Size()+maxIn+s.Out.Size()) + int64(w) + int64(kernelWorkspace(s, t, threads, false))
 }
 
 func convShape(s *neat.Step) kernels.ConvShape {
@@ -200,11 +226,17 @@ func convShape(s *neat.Step) kernels.ConvShape {
 	}
 }
 
-func kernelWorkspace(s *neat.Step, b, threads int) int {
-	switch s.Node.Op {
-	case neat.OpConv2D:
+// kernelWorkspace is the kernel's scratch for step s on up to b images,
+// with its weights packed beforehand (packed) or by the call.
+func kernelWorkspace(s *neat.Step, b, threads int, packed bool) int {
+	switch {
+	case s.Node.Op == neat.OpConv2D && packed:
+		return kernels.ConvPackedWorkspace(convShape(s), b, threads)
+	case s.Node.Op == neat.OpConv2D:
 		return kernels.ConvWorkspace(convShape(s), b, threads)
-	case neat.OpDense:
+	case s.Node.Op == neat.OpDense && packed:
+		return kernels.DensePackedWorkspace(s.In.Size(), s.Out.C, b, threads)
+	case s.Node.Op == neat.OpDense:
 		return kernels.DenseWorkspace(s.In.Size(), s.Out.C, b, threads)
 	}
 	return 0
@@ -262,13 +294,18 @@ func (f *cpuForward) stepF32(i int, view func(j int) []float32, out, scratch []f
 	} else {
 		in = view(0)
 	}
-	var w, bias []float32
-	if s.Weight != nil {
-		all := dev.Float32s(f.m.block)
-		w = all[f.m.wOff[i] : f.m.wOff[i]+len(s.Weight.Data)]
-		bias = all[f.m.bOff[i] : f.m.bOff[i]+len(s.Bias.Data)]
+	if s.Weight == nil {
+		compute(s, in, out, nil, nil, scratch, n, f.part.threads)
+		return
 	}
-	compute(s, in, out, w, bias, scratch, n, f.part.threads)
+	bias := dev.Float32s(f.m.block)[f.m.bOff[i] : f.m.bOff[i]+len(s.Bias.Data)]
+	packed := f.f32(f.plan.packed[i], packedLen(s))
+	act := activations[s.Node.Activation]
+	if s.Node.Op == neat.OpConv2D {
+		kernels.Conv2DPacked(out, in, packed, f.packs[i], bias, convShape(s), n, act, scratch, f.part.threads)
+	} else {
+		kernels.DensePacked(out, in, packed, f.packs[i], bias, n, s.In.Size(), s.Out.C, act, scratch, f.part.threads)
+	}
 }
 
 // stepBF16 computes step i tile by tile: inputs converted from bfloat16,

@@ -1,6 +1,10 @@
 package evaluator
 
-import "github.com/neateval/neateval/neat"
+import (
+	"github.com/neateval/neateval/evaluator/kernels"
+	"github.com/neateval/neateval/neat"
+	"github.com/neateval/neateval/vram"
+)
 
 // A forward runs depth-first in tiles: a few images go through every step
 // before the next few start, so that a step's input and output are still in
@@ -20,12 +24,36 @@ import "github.com/neateval/neateval/neat"
 // statistics are added tile by tile in order, so results do not depend on
 // the thread count at all, not even in the last bit of the loss.
 
-// forwardPlan is the layout of one forward's block: its parts, side by
-// side, and the tile they run in.
+// forwardPlan is the layout of one forward's block: in float32, the
+// weights packed for the kernels, shared by the parts; then the parts,
+// side by side; and the tile they run in.
 type forwardPlan struct {
-	size  int64
-	tile  int
-	parts []partPlan
+	size   int64
+	tile   int
+	packed []int64 // per step: byte offset of its packed weights, −1 for none
+	parts  []partPlan
+}
+
+// Packed weights. A convolution or dense layer called with raw weights packs
+// them into its workspace on every call, that is for every tile: for a
+// late layer on a small map (large weights, few pixels), packing costs as
+// much as the product. In float32, a forward packs each layer's weights
+// once, before the first tile, into a region of its block that the parts
+// share; the calls then read them packed (Conv2DPacked, DensePacked), with
+// results bit for bit those of the raw calls. In bfloat16 the weights are
+// converted for every tile as before: packing them in float32 for the whole
+// forward would hold twice their bfloat16 size.
+
+// packedLen is the float32s of step s's packed weights, or 0 for a step
+// without weights.
+func packedLen(s *neat.Step) int {
+	switch s.Node.Op {
+	case neat.OpConv2D:
+		return kernels.PackedConvLen(convShape(s))
+	case neat.OpDense:
+		return kernels.PackedDenseLen(s.In.Size(), s.Out.C)
+	}
+	return 0
 }
 
 // tileBytes bounds the activations one tile's largest step reads and
@@ -101,10 +129,18 @@ func (c *CPU) parts(n, tile int) []partPlan {
 	return ps
 }
 
-// plan lays out the block of a forward of n images: its parts one after
-// the other, each laid out by partLayout.
+// plan lays out the block of a forward of n images: the packed weights (in
+// float32), then its parts one after the other, each laid out by
+// partLayout.
 func (c *CPU) plan(g *neat.Graph, n int, streamed bool) forwardPlan {
-	p := forwardPlan{tile: tileImages(g)}
+	p := forwardPlan{tile: tileImages(g), packed: make([]int64, len(g.Steps))}
+	for i := range g.Steps {
+		p.packed[i] = -1
+		if k := packedLen(&g.Steps[i]); k > 0 && c.dtype == vram.Float32 {
+			p.packed[i] = p.size
+			p.size += (int64(k)*4 + planAlign - 1) / planAlign * planAlign
+		}
+	}
 	p.parts = c.parts(n, p.tile)
 	for i := range p.parts {
 		pp := &p.parts[i]
