@@ -218,13 +218,6 @@ func (w *ResultsWriter) reopenAt(valid int64, addNewline bool) error {
 	return nil
 }
 
-// Path is the results file's path.
-func (w *ResultsWriter) Path() string { return w.path }
-
-// Header is the header of the run the file is written for (its hash is
-// each line's "run").
-func (w *ResultsWriter) Header() ResultsHeader { return w.header }
-
 // Append writes results (of one chunk, say) and syncs them to disk before
 // it returns. Each must be valid for the header's population and not
 // written before.
