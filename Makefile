@@ -8,7 +8,7 @@ build:
 	$(GO) build -o bin/neateval ./cmd/neateval
 
 test:
-	$(GO) vet ./... && $(GO) test ./...
+	$(GO) vet ./... && $(GO) test -timeout 30m ./...
 
 run:
 	$(GO) run ./cmd/neateval run --config config.toml
@@ -54,9 +54,9 @@ test-cuda-compile: cuda-deps
 	$(CUDA_ENV) $(GO) test -tags cuda -c -o bin/cuda.test ./evaluator/cuda
 
 # The backend's tests with the kernels run on the CPU by the emulator
-# (evaluator/cuda/emu.cc; needs g++, no CUDA at all): about 3 minutes.
+# (evaluator/cuda/emu.cc; needs g++, no CUDA at all): about 2 minutes.
 test-cuda-emu:
-	$(GO) test -tags cudaemu ./evaluator/cuda/...
+	$(GO) test -timeout 30m -tags cudaemu ./evaluator/cuda/...
 
 # Everything a GPU session carries, built here (scripts/gpu-prepare.sh).
 gpu-prepare: cuda-deps

@@ -1,8 +1,8 @@
 //go:build cudaemu && !cuda
 
 // emu.cc runs the CUDA kernels on the CPU, for tests on machines without a
-// GPU (build tag cudaemu): every block in turn, its threads as fibers
-// (ucontext) on one OS thread, switched at each __syncthreads. A barrier
+// GPU (build tag cudaemu): every block in turn, its threads as fibers on
+// one OS thread, switched at each __syncthreads. A barrier
 // that some threads of a block pass while others have returned is reported
 // as an error: on a GPU it would hang or corrupt shared memory.
 //
@@ -12,10 +12,13 @@
 #define NEATEVAL_EMU 1
 #include "emu.h"
 
+#if !defined(__x86_64__)
+#error "the emulator's fiber switch (emu_switch) is written for x86-64"
+#endif
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <ucontext.h>
 
 #include <map>
 #include <string>
@@ -35,18 +38,82 @@ const size_t kStack = 256 << 10;
 
 enum { kRunning = 0, kBarrier = 1, kDone = 2 };
 
-ucontext_t scheduler;
-std::vector<ucontext_t> fibers;
+// A fiber is a saved stack pointer: emu_switch pushes the callee-saved
+// registers (and the SSE and x87 control words) on the running stack,
+// stores its top in *from and resumes the stack at to. Unlike glibc's
+// swapcontext it makes no system call (swapcontext saves and restores the
+// signal mask with rt_sigprocmask on every switch, which made the
+// emulator's tests spend half their time in the kernel on some machines).
+extern "C" void emu_switch(void **from, void *to);
+asm(R"(
+	.text
+	.p2align 4
+	.globl emu_switch
+	.hidden emu_switch
+	.type emu_switch, @function
+emu_switch:
+	pushq %rbp
+	pushq %rbx
+	pushq %r12
+	pushq %r13
+	pushq %r14
+	pushq %r15
+	subq $8, %rsp
+	stmxcsr (%rsp)
+	fnstcw 4(%rsp)
+	movq %rsp, (%rdi)
+	movq %rsi, %rsp
+	ldmxcsr (%rsp)
+	fldcw 4(%rsp)
+	addq $8, %rsp
+	popq %r15
+	popq %r14
+	popq %r13
+	popq %r12
+	popq %rbx
+	popq %rbp
+	ret
+	.size emu_switch, .-emu_switch
+)");
+
+void *scheduler;
+std::vector<void *> fibers;
 std::vector<char *> stacks;
 std::vector<int> states;
 int current;
 emu_entry entry;
 const void *entryArgs;
 
-void trampoline(int t) {
+// fiberMain is where a new fiber starts (emu_switch returns into it): it
+// runs the kernel for thread current and parks for good.
+[[noreturn]] void fiberMain() {
+	int t = current;
 	entry(entryArgs);
 	states[t] = kDone;
-	swapcontext(&fibers[t], &scheduler);
+	emu_switch(&fibers[t], scheduler);
+	abort(); // a finished fiber is never resumed
+}
+
+// fiberInit lays out stack t as emu_switch leaves a suspended one: the
+// control words, six zeroed registers and fiberMain as the return address,
+// with the stack aligned as at a call.
+void fiberInit(unsigned t) {
+	uintptr_t top = ((uintptr_t)stacks[t] + kStack) & ~(uintptr_t)15;
+	void **sp = (void **)top;
+	*--sp = nullptr;             // fiberMain's own return address: none
+	*--sp = (void *)fiberMain;   // where emu_switch returns
+	for (int i = 0; i < 6; ++i) { // rbp, rbx, r12–r15
+		*--sp = nullptr;
+	}
+	--sp; // MXCSR and the x87 control word, the scheduler's own
+	unsigned mxcsr;
+	unsigned short fpucw;
+	asm volatile("stmxcsr %0" : "=m"(mxcsr));
+	asm volatile("fnstcw %0" : "=m"(fpucw));
+	memcpy((char *)sp, &mxcsr, 4);
+	memcpy((char *)sp + 4, &fpucw, 2);
+	fibers[t] = sp;
+	states[t] = kRunning;
 }
 
 } // namespace
@@ -58,7 +125,7 @@ int emu_register(const char *name, emu_entry f) {
 
 void __syncthreads() {
 	states[current] = kBarrier;
-	swapcontext(&fibers[current], &scheduler);
+	emu_switch(&fibers[current], scheduler);
 }
 
 #include "kernels/gemm.cu"
@@ -84,7 +151,7 @@ int emu_launch(int k, unsigned gx, unsigned gy, unsigned threads, const void *ar
 		return 1;
 	}
 	while (fibers.size() < threads) {
-		fibers.emplace_back();
+		fibers.push_back(nullptr);
 		stacks.push_back((char *)malloc(kStack));
 		states.push_back(kDone);
 	}
@@ -96,12 +163,7 @@ int emu_launch(int k, unsigned gx, unsigned gy, unsigned threads, const void *ar
 		for (unsigned bx = 0; bx < gx; ++bx) {
 			blockIdx = {bx, by, 0};
 			for (unsigned t = 0; t < threads; ++t) {
-				getcontext(&fibers[t]);
-				fibers[t].uc_stack.ss_sp = stacks[t];
-				fibers[t].uc_stack.ss_size = kStack;
-				fibers[t].uc_link = &scheduler;
-				makecontext(&fibers[t], (void (*)())trampoline, 1, (int)t);
-				states[t] = kRunning;
+				fiberInit(t);
 			}
 			for (;;) {
 				for (unsigned t = 0; t < threads; ++t) {
@@ -111,7 +173,7 @@ int emu_launch(int k, unsigned gx, unsigned gy, unsigned threads, const void *ar
 					states[t] = kRunning;
 					current = (int)t;
 					threadIdx = {t, 0, 0};
-					swapcontext(&scheduler, &fibers[t]);
+					emu_switch(&scheduler, fibers[t]);
 				}
 				unsigned atBarrier = 0, done = 0;
 				for (unsigned t = 0; t < threads; ++t) {

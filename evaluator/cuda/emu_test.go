@@ -23,7 +23,6 @@ func openTest(t testing.TB, o evaluator.BackendOptions) *Backend {
 // testMemory is the device memory of the tests' backends.
 const testMemory = 512 << 20
 
-// emulated shrinks the tests' data sets: the emulator switches fibers in
-// the kernel (glibc's swapcontext makes a system call), hundreds of times
-// slower than a GPU.
+// emulated shrinks the tests' data sets: the emulator runs every thread of
+// a block as a fiber on one core, hundreds of times slower than a GPU.
 const emulated = true
