@@ -3,6 +3,7 @@ package evaluator
 import (
 	"context"
 	"fmt"
+	"github.com/rs/zerolog"
 	"sort"
 	"sync"
 
@@ -96,6 +97,9 @@ type BackendOptions struct {
 	// evaluator sets it to its thread budget over fitness_eval_parallel, so
 	// that parallel forwards never oversubscribe the cores.
 	Threads int
+	// Logger receives the backend's own events (the device it opened,
+	// kernel loads); nil: none. A backend never logs elsewhere.
+	Logger *zerolog.Logger
 }
 
 // NewBackendFunc creates a backend.

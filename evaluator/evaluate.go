@@ -80,17 +80,11 @@ func (e *Evaluator) CheckPopulation(pop *neat.Population) error {
 
 // Batch is the batch size the planner assumes: eval_batch_size, capped at
 // the number of images.
-func (e *Evaluator) Batch() int { return max(1, min(e.opts.EvalBatchSize, e.data.Len())) }
+func (e *Evaluator) Batch() int { return batchFor(e.opts.EvalBatchSize, e.data.Len()) }
 
 // Items turns compiled genomes into the planner's items.
 func (e *Evaluator) Items(graphs map[int]*neat.Graph, order []int) []staging.Item {
-	items := make([]staging.Item, 0, len(order))
-	cached := e.data.Bytes() > 0
-	for _, idx := range order {
-		fp := e.b.Footprint(graphs[idx], e.Batch(), cached)
-		items = append(items, staging.Item{Index: idx, Model: fp.Model, Act: fp.Act})
-	}
-	return items
+	return items(e.b, graphs, order, e.Batch(), e.data.Bytes() > 0)
 }
 
 // Evaluate scores every genome of the population and returns one result per

@@ -63,7 +63,8 @@ func failed(index int, id int64, err error) Result {
 // default.
 type Options struct {
 	// EvalBatchSize is the number of images per forward the batch controller
-	// starts at (default 45000, the seed's); it shrinks on out-of-memory.
+	// starts at (default vram.DefaultEvalBatchSize, the seed's 45000); it
+	// shrinks on out-of-memory.
 	EvalBatchSize int
 	// Parallel is fitness_eval_parallel: how many genomes' forwards run at
 	// once (default 1).
@@ -72,7 +73,8 @@ type Options struct {
 	// GOMAXPROCS). Each forward gets Threads / Parallel of them.
 	Threads int
 	// VRAMUsageThreshold is the share of device memory above which the
-	// batch controller shrinks before an OOM (default 0.80).
+	// batch controller shrinks before an OOM (default vram.DefaultThreshold,
+	// 0.80).
 	VRAMUsageThreshold float64
 	// CacheData keeps the validation set on the device for the whole run.
 	CacheData bool
@@ -87,7 +89,7 @@ type Options struct {
 
 func (o *Options) defaults() {
 	if o.EvalBatchSize <= 0 {
-		o.EvalBatchSize = 45000
+		o.EvalBatchSize = vram.DefaultEvalBatchSize
 	}
 	if o.Parallel <= 0 {
 		o.Parallel = 1
@@ -96,7 +98,7 @@ func (o *Options) defaults() {
 		o.Threads = runtime.GOMAXPROCS(0)
 	}
 	if o.VRAMUsageThreshold <= 0 {
-		o.VRAMUsageThreshold = 0.80
+		o.VRAMUsageThreshold = vram.DefaultThreshold
 	}
 	if o.Fitness == nil {
 		o.Fitness = Accuracy

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 )
 
 // The ways an Evolution draws its first population (EvolveConfig.Init).
@@ -20,14 +21,16 @@ const (
 
 // EvolveConfig sets an Evolution: the population, the mutation and
 // crossover rates, speciation and selection. The zero value is not usable;
-// start from DefaultEvolveConfig.
+// start from DefaultEvolveConfig. The toml tags are the keys of the
+// [evolve] table of neateval's config file, which decodes straight into
+// this struct.
 type EvolveConfig struct {
 	// PopulationSize is the number of genomes of every generation.
-	PopulationSize int
+	PopulationSize int `toml:"population_size"`
 	// Seed seeds the one random stream every draw of the run comes from.
-	Seed int64
+	Seed int64 `toml:"seed"`
 	// Init is InitMinimal or InitGenerate.
-	Init string
+	Init string `toml:"init"`
 
 	// Chances, per child, of each structural mutation; each is tried on
 	// its own, in this order.
@@ -35,70 +38,72 @@ type EvolveConfig struct {
 	// PAddConv: a conv2d node on an edge (stride 1, default padding, so the
 	// height and width stay; its weights start as the identity on the
 	// channels it shares with its input).
-	PAddConv float64
+	PAddConv float64 `toml:"p_add_conv"`
 	// PAddSkip: a new input to a node from an earlier node whose output has
 	// the same height and width (or is 2-D, for a 2-D input): a skip
 	// connection, summed or concatenated.
-	PAddSkip float64
+	PAddSkip float64 `toml:"p_add_skip"`
 	// PRemoveNode: a node removed, its consumers reading its inputs.
-	PRemoveNode float64
+	PRemoveNode float64 `toml:"p_remove_node"`
 	// PChannels: a conv2d's out_channels (or a hidden dense node's
 	// out_features) changed, within MinChannels..MaxChannels.
-	PChannels float64
+	PChannels float64 `toml:"p_channels"`
 	// PKernel: a conv2d's kernel changed to another of Kernels.
-	PKernel float64
+	PKernel float64 `toml:"p_kernel"`
 	// PActivation: a conv2d's or hidden dense node's activation changed to
 	// another of Activations.
-	PActivation float64
+	PActivation float64 `toml:"p_activation"`
 	// PConcat is the chance that a skip into a node with one 4-D input
 	// concatenates rather than sums.
-	PConcat float64
+	PConcat float64 `toml:"p_concat"`
 
 	// WeightRate is the chance, per tensor (each weight and each bias), that
 	// a child's tensor is perturbed.
-	WeightRate float64
+	WeightRate float64 `toml:"weight_mutate_rate"`
 	// WeightPower is the standard deviation of the Gaussian noise added to
 	// every element of a perturbed tensor, as a multiple of sqrt(2/fan-in)
 	// (the He scale of the node's weights).
-	WeightPower float64
+	WeightPower float64 `toml:"weight_mutate_power"`
 	// CrossoverRate is the chance that a child has two parents (of one
 	// species) rather than one.
-	CrossoverRate float64
+	CrossoverRate float64 `toml:"crossover_rate"`
 
 	// Kernels are the conv2d kernel sizes mutations draw from: odd, so
 	// that the default padding keeps the height and width.
-	Kernels []int
+	Kernels []int `toml:"kernels"`
 	// MinChannels and MaxChannels bound the out_channels of a new or
 	// resized conv2d.
-	MinChannels, MaxChannels int
+	MinChannels int `toml:"min_channels"`
+	MaxChannels int `toml:"max_channels"`
 	// Activations are the activations mutations draw from.
-	Activations []Activation
+	Activations []Activation `toml:"activations"`
 	// MaxFLOPs bounds a genome's FLOPs per image (2 × multiply-adds); a
 	// mutation that exceeds it is refused.
-	MaxFLOPs int64
+	MaxFLOPs int64 `toml:"max_flops"`
 
 	// CompatThreshold is the starting compatibility distance under which
 	// a genome joins a species (see Distance).
-	CompatThreshold float64
+	CompatThreshold float64 `toml:"compat_threshold"`
 	// CompatDisjoint and CompatWeight weigh the topology and the weight
 	// terms of the distance.
-	CompatDisjoint, CompatWeight float64
+	CompatDisjoint float64 `toml:"compat_disjoint"`
+	CompatWeight   float64 `toml:"compat_weight"`
 	// SpeciesTarget, when > 0, moves the threshold by 5% each generation
 	// towards this many species.
-	SpeciesTarget int
+	SpeciesTarget int `toml:"species_target"`
 	// Stagnation drops a species whose best fitness has not risen for this
 	// many generations.
-	Stagnation int
+	Stagnation int `toml:"stagnation"`
 	// SpeciesElitism is how many species, the best by fitness, are kept
 	// whatever their stagnation (≥ 1: the best species always stays).
-	SpeciesElitism int
+	SpeciesElitism int `toml:"species_elitism"`
 	// Elitism is how many of each species' best genomes go to the next
 	// generation unchanged (with their fitness, not scored again). The
 	// population's best genome always does.
-	Elitism int
+	Elitism int `toml:"elitism"`
 	// SurvivalThreshold is the share of each species, its best, that may
 	// parent children.
-	SurvivalThreshold float64
+	SurvivalThreshold float64 `toml:"survival_threshold"`
 }
 
 // DefaultEvolveConfig suits small CNNs on 28×28 images on a few cores: 40
@@ -135,54 +140,85 @@ func DefaultEvolveConfig() EvolveConfig {
 	}
 }
 
-// Validate reports the first field of c an Evolution cannot work with.
+// FieldError is a field of an EvolveConfig an Evolution cannot work with.
+// Key is the field's config key (its toml tag), with an index for a list
+// element: "kernels[1]".
+type FieldError struct {
+	Key   string
+	Value any
+	Rule  string // what is allowed
+}
+
+func (e *FieldError) Error() string { return fmt.Sprintf("%s = %v: %s", e.Key, e.Value, e.Rule) }
+
+// Validate reports the first field of c an Evolution cannot work with, as a
+// *FieldError.
 func (c *EvolveConfig) Validate() error {
-	switch {
-	case c.PopulationSize < 2 || c.PopulationSize > 1<<20:
-		return fmt.Errorf("population size %d, want 2 to %d", c.PopulationSize, 1<<20)
-	case c.Init != InitMinimal && c.Init != InitGenerate:
-		return fmt.Errorf("init %q, want %q or %q", c.Init, InitMinimal, InitGenerate)
-	case len(c.Kernels) == 0 || slices.ContainsFunc(c.Kernels, func(k int) bool { return k < 1 || k > 63 || k%2 == 0 }):
-		return fmt.Errorf("kernels %v, want a non-empty list of odd sizes 1 to 63", c.Kernels)
-	case c.MinChannels < 1 || c.MaxChannels < c.MinChannels || c.MaxChannels > 1<<16:
-		return fmt.Errorf("channels %d to %d, want 1 ≤ min ≤ max ≤ 65536", c.MinChannels, c.MaxChannels)
-	case len(c.Activations) == 0:
-		return fmt.Errorf("no activations")
-	case c.MaxFLOPs < 1:
-		return fmt.Errorf("max FLOPs %d, want ≥ 1", c.MaxFLOPs)
-	case !(c.WeightPower >= 0) || math.IsInf(c.WeightPower, 1):
-		return fmt.Errorf("weight power %v, want a finite number ≥ 0", c.WeightPower)
-	case !(c.CompatThreshold > 0) || math.IsInf(c.CompatThreshold, 1):
-		return fmt.Errorf("compatibility threshold %v, want a finite number > 0", c.CompatThreshold)
-	case !(c.CompatDisjoint >= 0) || !(c.CompatWeight >= 0) || math.IsInf(c.CompatDisjoint+c.CompatWeight, 1):
-		return fmt.Errorf("compatibility coefficients %v and %v, want finite numbers ≥ 0", c.CompatDisjoint, c.CompatWeight)
-	case c.SpeciesTarget < 0:
-		return fmt.Errorf("species target %d, want ≥ 0 (0: a fixed threshold)", c.SpeciesTarget)
-	case c.Stagnation < 1:
-		return fmt.Errorf("stagnation %d, want ≥ 1 generation", c.Stagnation)
-	case c.SpeciesElitism < 1:
-		return fmt.Errorf("species elitism %d, want ≥ 1 (the best species always stays)", c.SpeciesElitism)
-	case c.Elitism < 0 || c.Elitism > c.PopulationSize:
-		return fmt.Errorf("elitism %d, want 0 to the population size %d", c.Elitism, c.PopulationSize)
-	case !(c.SurvivalThreshold > 0 && c.SurvivalThreshold <= 1):
-		return fmt.Errorf("survival threshold %v, want a share in (0, 1]", c.SurvivalThreshold)
-	}
-	for _, a := range c.Activations {
-		if !slices.Contains(Activations, a) {
-			return fmt.Errorf("unknown activation %q", a)
-		}
-	}
-	for _, p := range []struct {
-		name string
-		v    float64
-	}{
-		{"PAddConv", c.PAddConv}, {"PAddSkip", c.PAddSkip}, {"PRemoveNode", c.PRemoveNode},
-		{"PChannels", c.PChannels}, {"PKernel", c.PKernel}, {"PActivation", c.PActivation},
-		{"PConcat", c.PConcat}, {"WeightRate", c.WeightRate}, {"CrossoverRate", c.CrossoverRate},
-	} {
-		if !(p.v >= 0 && p.v <= 1) {
-			return fmt.Errorf("%s %v, want a probability in [0, 1]", p.name, p.v)
+	for _, r := range c.rules() {
+		if !r.ok {
+			return &FieldError{Key: r.key, Value: r.v, Rule: r.rule}
 		}
 	}
 	return nil
+}
+
+type rule struct {
+	ok   bool
+	key  string
+	v    any
+	rule string
+}
+
+// rules are every check of Validate, in the order the fields are declared.
+func (c *EvolveConfig) rules() []rule {
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	rs := []rule{
+		{c.PopulationSize >= 2 && c.PopulationSize <= 1<<20, "population_size", c.PopulationSize, "must be in 2 … 1048576"},
+		{c.Init == InitMinimal || c.Init == InitGenerate, "init", c.Init, fmt.Sprintf("must be one of %q, %q", InitMinimal, InitGenerate)},
+	}
+	for _, p := range []struct {
+		key string
+		v   float64
+	}{
+		{"p_add_conv", c.PAddConv}, {"p_add_skip", c.PAddSkip}, {"p_remove_node", c.PRemoveNode},
+		{"p_channels", c.PChannels}, {"p_kernel", c.PKernel}, {"p_activation", c.PActivation},
+		{"p_concat", c.PConcat}, {"weight_mutate_rate", c.WeightRate}, {"crossover_rate", c.CrossoverRate},
+	} {
+		rs = append(rs, rule{p.v >= 0 && p.v <= 1, p.key, p.v, "must be in [0, 1]"})
+	}
+	rs = append(rs,
+		rule{c.WeightPower >= 0 && finite(c.WeightPower), "weight_mutate_power", c.WeightPower, "must be finite and ≥ 0"},
+		rule{len(c.Kernels) > 0, "kernels", c.Kernels, "must list at least one kernel size"})
+	for i, k := range c.Kernels {
+		rs = append(rs, rule{k >= 1 && k <= 63 && k%2 == 1, fmt.Sprintf("kernels[%d]", i), k, "must be odd, 1 … 63 (so the default padding keeps the image size)"})
+	}
+	rs = append(rs,
+		rule{c.MinChannels >= 1 && c.MinChannels <= 1<<16, "min_channels", c.MinChannels, "must be in 1 … 65536"},
+		rule{c.MaxChannels >= c.MinChannels && c.MaxChannels <= 1<<16, "max_channels", c.MaxChannels,
+			fmt.Sprintf("must be in min_channels (%d) … 65536", c.MinChannels)},
+		rule{len(c.Activations) > 0, "activations", c.Activations, "must list at least one activation"})
+	for i, a := range c.Activations {
+		rs = append(rs, rule{slices.Contains(Activations, a), fmt.Sprintf("activations[%d]", i), a, "must be one of " + quoted(Activations)})
+	}
+	return append(rs,
+		rule{c.MaxFLOPs >= 1, "max_flops", c.MaxFLOPs, "must be ≥ 1"},
+		rule{c.CompatThreshold > 0 && finite(c.CompatThreshold), "compat_threshold", c.CompatThreshold, "must be finite and > 0"},
+		rule{c.CompatDisjoint >= 0 && finite(c.CompatDisjoint), "compat_disjoint", c.CompatDisjoint, "must be finite and ≥ 0"},
+		rule{c.CompatWeight >= 0 && finite(c.CompatWeight), "compat_weight", c.CompatWeight, "must be finite and ≥ 0"},
+		rule{c.SpeciesTarget >= 0, "species_target", c.SpeciesTarget, "must be ≥ 0 (0 = a fixed threshold)"},
+		rule{c.Stagnation >= 1, "stagnation", c.Stagnation, "must be ≥ 1"},
+		rule{c.SpeciesElitism >= 1, "species_elitism", c.SpeciesElitism, "must be ≥ 1 (the best species always stays)"},
+		rule{c.Elitism >= 0 && c.Elitism <= c.PopulationSize, "elitism", c.Elitism,
+			fmt.Sprintf("must be in 0 … population_size (%d)", c.PopulationSize)},
+		rule{c.SurvivalThreshold > 0 && c.SurvivalThreshold <= 1, "survival_threshold", c.SurvivalThreshold, "must be in (0, 1]"},
+	)
+}
+
+// quoted lists activations as "a", "b", ….
+func quoted(as []Activation) string {
+	q := make([]string, len(as))
+	for i, a := range as {
+		q[i] = fmt.Sprintf("%q", a)
+	}
+	return strings.Join(q, ", ")
 }

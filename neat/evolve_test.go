@@ -314,7 +314,7 @@ func TestLoadCheckpointErrors(t *testing.T) {
 	}{
 		{"not JSON", "{", "state.json: unexpected end of JSON input"},
 		{"format", strings.Replace(string(good), "neateval.evolution/v1", "x/v9", 1), `format "x/v9"`},
-		{"config", strings.Replace(string(good), `"PopulationSize": 16`, `"PopulationSize": 1`, 1), "config: population size 1"},
+		{"config", strings.Replace(string(good), `"PopulationSize": 16`, `"PopulationSize": 1`, 1), "config: population_size = 1"},
 		{"missing population", strings.Replace(string(good), "population-000002.json", "population-000009.json", 1), "population-000009.json: no such file"},
 	}
 	for _, tt := range tests {
@@ -340,18 +340,18 @@ func TestEvolveConfigValidate(t *testing.T) {
 		edit func(c *neat.EvolveConfig)
 		want string
 	}{
-		{"population", func(c *neat.EvolveConfig) { c.PopulationSize = 1 }, "population size 1"},
-		{"init", func(c *neat.EvolveConfig) { c.Init = "random" }, `init "random"`},
-		{"even kernel", func(c *neat.EvolveConfig) { c.Kernels = []int{3, 4} }, "odd sizes"},
-		{"channels", func(c *neat.EvolveConfig) { c.MinChannels = 8; c.MaxChannels = 4 }, "channels 8 to 4"},
-		{"activation", func(c *neat.EvolveConfig) { c.Activations = []neat.Activation{"swish"} }, `unknown activation "swish"`},
-		{"probability", func(c *neat.EvolveConfig) { c.PAddSkip = 1.5 }, "PAddSkip 1.5"},
-		{"nan power", func(c *neat.EvolveConfig) { c.WeightPower = math.NaN() }, "weight power NaN"},
-		{"threshold", func(c *neat.EvolveConfig) { c.CompatThreshold = 0 }, "compatibility threshold 0"},
-		{"species elitism", func(c *neat.EvolveConfig) { c.SpeciesElitism = 0 }, "species elitism 0"},
-		{"elitism", func(c *neat.EvolveConfig) { c.Elitism = 41 }, "elitism 41"},
-		{"survival", func(c *neat.EvolveConfig) { c.SurvivalThreshold = 0 }, "survival threshold 0"},
-		{"stagnation", func(c *neat.EvolveConfig) { c.Stagnation = 0 }, "stagnation 0"},
+		{"population", func(c *neat.EvolveConfig) { c.PopulationSize = 1 }, "population_size = 1: must be in 2 … 1048576"},
+		{"init", func(c *neat.EvolveConfig) { c.Init = "random" }, `init = random: must be one of "minimal", "generate"`},
+		{"even kernel", func(c *neat.EvolveConfig) { c.Kernels = []int{3, 4} }, "kernels[1] = 4: must be odd"},
+		{"channels", func(c *neat.EvolveConfig) { c.MinChannels = 8; c.MaxChannels = 4 }, "max_channels = 4: must be in min_channels (8) … 65536"},
+		{"activation", func(c *neat.EvolveConfig) { c.Activations = []neat.Activation{"swish"} }, `activations[0] = swish: must be one of "identity"`},
+		{"probability", func(c *neat.EvolveConfig) { c.PAddSkip = 1.5 }, "p_add_skip = 1.5: must be in [0, 1]"},
+		{"nan power", func(c *neat.EvolveConfig) { c.WeightPower = math.NaN() }, "weight_mutate_power = NaN: must be finite"},
+		{"threshold", func(c *neat.EvolveConfig) { c.CompatThreshold = 0 }, "compat_threshold = 0: must be finite and > 0"},
+		{"species elitism", func(c *neat.EvolveConfig) { c.SpeciesElitism = 0 }, "species_elitism = 0: must be ≥ 1"},
+		{"elitism", func(c *neat.EvolveConfig) { c.Elitism = 41 }, "elitism = 41: must be in 0 … population_size (40)"},
+		{"survival", func(c *neat.EvolveConfig) { c.SurvivalThreshold = 0 }, "survival_threshold = 0: must be in (0, 1]"},
+		{"stagnation", func(c *neat.EvolveConfig) { c.Stagnation = 0 }, "stagnation = 0: must be ≥ 1"},
 	}
 	for _, tt := range tests {
 		c := neat.DefaultEvolveConfig()

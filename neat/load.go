@@ -22,23 +22,39 @@ import (
 // found; Compile checks them against the graph. Tensors no listed node names
 // are never decoded.
 func Load(jsonPath string) (*Population, error) {
+	pop, _, err := LoadDigest(jsonPath)
+	return pop, err
+}
+
+// LoadDigest is Load that also returns the population's identity, for a
+// run's id: "sha256:" and the SHA-256 of the two files' bytes as read (so
+// any change to either file changes it). A population held in memory has
+// ContentDigest instead.
+func LoadDigest(jsonPath string) (*Population, string, error) {
 	data, err := os.ReadFile(jsonPath)
 	if err != nil {
-		return nil, err // *fs.PathError names the file
+		return nil, "", err // *fs.PathError names the file
 	}
 	pop, weights, err := ParsePopulationJSON(data, jsonPath)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	wpath := filepath.Join(filepath.Dir(jsonPath), weights)
 	wdata, err := os.ReadFile(wpath)
 	if err != nil {
-		return nil, fmt.Errorf("%s: weights %q: %w", jsonPath, weights, err)
+		return nil, "", fmt.Errorf("%s: weights %q: %w", jsonPath, weights, err)
 	}
 	entries, err := parseSafetensors(wdata)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", wpath, err)
+		return nil, "", fmt.Errorf("%s: %w", wpath, err)
 	}
+	attachParams(pop, entries)
+	return pop, fileDigest(data, wdata), nil
+}
+
+// attachParams gives each listed node of every genome the tensors the
+// weights file holds for it.
+func attachParams(pop *Population, entries map[string]stEntry) {
 	var name []byte
 	for _, g := range pop.Genomes {
 		for i := range g.Nodes {
@@ -60,7 +76,6 @@ func Load(jsonPath string) (*Population, error) {
 			}
 		}
 	}
-	return pop, nil
 }
 
 // TensorName is the name of a node's tensor in the weights file:

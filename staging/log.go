@@ -27,8 +27,13 @@ const (
 )
 
 // gb writes bytes in the seed's log unit: binary gigabytes, written "GB" as
-// the seed's line does (2 GiB prints as 2.00 GB).
+// the seed's line does (2 GiB prints as 2.00 GB; 0.8 × 16 GiB as 12.80 GB).
 func gb(n int64) string { return fmt.Sprintf("%.2f GB", float64(n)/(1<<30)) }
+
+// decimalGB writes bytes in decimal gigabytes. The seed's worked example
+// writes the chunk's weight budget this way: population_gpu_chunk_bytes =
+// 2_000_000_000 prints as models≤2.00 GB, beside a peak in binary GB.
+func decimalGB(n int64) string { return fmt.Sprintf("%.2f GB", float64(n)/1e9) }
 
 // Line is the plan's POP line, in the seed's shape:
 //
@@ -48,7 +53,7 @@ func (p *Plan) Line(cfg Config, genomes int) string {
 			gb(p.PeakBudget), cfg.BatchFracMin*100, cfg.BatchFracMax*100, p.GenomesPerChunk)
 	}
 	return fmt.Sprintf("POP | CPU staged | models≤%s peak≤%s (%.0f%% VRAM−overhead) | %d genomes/chunk",
-		gb(p.ModelBudget), gb(p.PeakBudget), cfg.UsageThreshold*100, p.GenomesPerChunk)
+		decimalGB(p.ModelBudget), gb(p.PeakBudget), cfg.UsageThreshold*100, p.GenomesPerChunk)
 }
 
 func sumModels(p *Plan) int64 {

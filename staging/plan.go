@@ -3,6 +3,8 @@ package staging
 import (
 	"fmt"
 	"sort"
+
+	"github.com/neateval/neateval/vram"
 )
 
 // Mode is where the population's weights live during a generation.
@@ -54,7 +56,7 @@ func DefaultConfig() Config {
 	return Config{
 		Adaptive:          true,
 		ResidentThreshold: 0.50,
-		UsageThreshold:    0.80,
+		UsageThreshold:    vram.DefaultThreshold,
 		BatchFracMin:      0.40,
 		BatchFracMax:      0.50,
 		Parallel:          1,

@@ -24,10 +24,12 @@ func uniform(n int, model, act int64) []staging.Item {
 }
 
 // TestSeedWorkedExample reproduces the seed's example: 10,000 genomes,
-// 2 GiB of chunk weights, an 80% threshold, on a 16 GiB card.
+// population_gpu_chunk_bytes = 2_000_000_000 of chunk weights, an 80%
+// threshold, on a 16 GiB card, and its POP line exactly: the seed writes
+// the chunk budget in decimal GB (2.00) and the peak in binary GB (12.80).
 func TestSeedWorkedExample(t *testing.T) {
 	cfg := staging.DefaultConfig()
-	cfg.ChunkBytes = 2 * GiB
+	cfg.ChunkBytes = 2_000_000_000
 	cfg.UsageThreshold = 0.80
 	items := uniform(10000, 1*MiB, 300*MiB) // activations at eval_batch_size 25000
 	// The seed leaves the validation cache out of the overhead "for the
@@ -37,8 +39,8 @@ func TestSeedWorkedExample(t *testing.T) {
 		fixed int64
 		line  string
 	}{
-		{0, "POP | CPU staged | models≤2.00 GB peak≤12.80 GB (80% VRAM−overhead) | 2048 genomes/chunk"},
-		{10000 * 784 * 4, "POP | CPU staged | models≤2.00 GB peak≤12.77 GB (80% VRAM−overhead) | 2048 genomes/chunk"},
+		{0, "POP | CPU staged | models≤2.00 GB peak≤12.80 GB (80% VRAM−overhead) | 1907 genomes/chunk"},
+		{10000 * 784 * 4, "POP | CPU staged | models≤2.00 GB peak≤12.77 GB (80% VRAM−overhead) | 1907 genomes/chunk"},
 	} {
 		p, err := staging.NewPlan(cfg, items, 16*GiB, tc.fixed)
 		if err != nil {
@@ -50,11 +52,11 @@ func TestSeedWorkedExample(t *testing.T) {
 		if got := p.Line(cfg, len(items)); got != tc.line {
 			t.Errorf("line\n%s\nwant\n%s", got, tc.line)
 		}
-		if p.ModelBudget != 2*GiB || p.PeakBudget != int64(threshold*float64(16*GiB))-tc.fixed {
+		if p.ModelBudget != 2_000_000_000 || p.PeakBudget != int64(threshold*float64(16*GiB))-tc.fixed {
 			t.Errorf("budgets %d / %d", p.ModelBudget, p.PeakBudget)
 		}
-		if len(p.Chunks) != 5 || p.LowerBound != 5 || p.SlotChunks != 5 {
-			t.Errorf("chunks %d, lower bound %d, by-largest %d; want 5, 5, 5", len(p.Chunks), p.LowerBound, p.SlotChunks)
+		if len(p.Chunks) != 6 || p.LowerBound != 6 || p.SlotChunks != 6 {
+			t.Errorf("chunks %d, lower bound %d, by-largest %d; want 6, 6, 6", len(p.Chunks), p.LowerBound, p.SlotChunks)
 		}
 		seen := 0
 		for _, c := range p.Chunks {
@@ -105,7 +107,7 @@ func TestModeBoundary(t *testing.T) {
 // the weight budget limits a chunk: n·M_model + min(n, P)·M_act ≤ ceiling.
 func TestPeakBudgetBinds(t *testing.T) {
 	cfg := staging.DefaultConfig()
-	cfg.ChunkBytes = 2 * GiB
+	cfg.ChunkBytes = 2_000_000_000
 	cfg.Parallel = 4
 	items := uniform(5000, 1*MiB, 3*GiB)
 	p, err := staging.NewPlan(cfg, items, 16*GiB, 0)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/neateval/neateval/neat"
+	"github.com/neateval/neateval/run"
 )
 
 // TestMain lets a test run this package's binary as a child process: with
@@ -89,7 +90,7 @@ func TestEvolveSynthetic(t *testing.T) {
 	if err := runMain(context.Background(), []string{"evolve", "--config", cfg}, &stdout, &stderr); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
-	gens := logLines(t, stderr.Bytes(), EvGeneration)
+	gens := logLines(t, stderr.Bytes(), run.EventGeneration)
 	if len(gens) != 8 {
 		t.Fatalf("%d generation lines, want 8", len(gens))
 	}
@@ -113,7 +114,7 @@ func TestEvolveSynthetic(t *testing.T) {
 		}
 		prev = best
 	}
-	done := logLines(t, stderr.Bytes(), EvEvolveDone)
+	done := logLines(t, stderr.Bytes(), run.EventEvolveDone)
 	if len(done) != 1 {
 		t.Fatalf("%d evolve_done lines", len(done))
 	}
@@ -145,7 +146,7 @@ func TestEvolveSynthetic(t *testing.T) {
 	// refuses another configuration with --resume, and continues it when
 	// asked for more generations.
 	err = runMain(context.Background(), []string{"evolve", "--config", cfg}, io.Discard, io.Discard)
-	if exitCode(err) != exitUsage || !strings.Contains(err.Error(), "holds a checkpoint; pass --resume") {
+	if exitCode(err) != exitUsage || !strings.Contains(message(err), "holds a checkpoint; pass --resume") {
 		t.Errorf("second run without --resume: %v", err)
 	}
 	cfg2 := evolveConfig(t, dir, 8, "seed = 2\np_add_conv = 0.5") // the same folders
@@ -158,7 +159,7 @@ func TestEvolveSynthetic(t *testing.T) {
 	if err := runMain(context.Background(), []string{"evolve", "--config", cfg, "--resume", "--generations", "10"}, io.Discard, &stderr); err != nil {
 		t.Fatal(err)
 	}
-	more := logLines(t, stderr.Bytes(), EvGeneration)
+	more := logLines(t, stderr.Bytes(), run.EventGeneration)
 	if len(more) != 2 || more[0]["gen"].(float64) != 8 {
 		t.Errorf("resumed for 10 generations: %d lines, first %v", len(more), more)
 	}
@@ -182,53 +183,6 @@ func TestEvolveFlagErrors(t *testing.T) {
 	var out bytes.Buffer
 	if err := runMain(context.Background(), []string{"help", "evolve"}, &out, io.Discard); err != nil || !strings.Contains(out.String(), "-resume") {
 		t.Errorf("help evolve: %v\n%s", err, out.String())
-	}
-}
-
-func TestEvolveConfigErrors(t *testing.T) {
-	tests := []struct{ toml, want string }{
-		{"[evolve]\npopulation_size = 1\n", `c.toml: evolve.population_size = 1: must be in 2 … 1048576`},
-		{"[evolve]\ninit = \"random\"\n", `c.toml: evolve.init = "random": must be one of "minimal", "generate"`},
-		{"[evolve]\nkernels = [3, 4]\n", `c.toml: evolve.kernels[1] = 4: must be odd, 1 … 63 (so the default padding keeps the image size)`},
-		{"[evolve]\nkernels = []\n", `c.toml: evolve.kernels = []: must list at least one kernel size`},
-		{"[evolve]\nactivations = [\"swish\"]\n", `c.toml: evolve.activations[0] = "swish": must be one of "identity", "relu", "leaky_relu", "tanh", "sigmoid", "gelu"`},
-		{"[evolve]\np_add_conv = 1.5\n", `c.toml: evolve.p_add_conv = 1.5: must be in [0, 1]`},
-		{"[evolve]\nmin_channels = 8\nmax_channels = 4\n", `c.toml: evolve.max_channels = 4: must be in evolve.min_channels (8) … 65536`},
-		{"[evolve]\nelitism = 50\n", `c.toml: evolve.elitism = 50: must be in 0 … evolve.population_size (40)`},
-		{"[evolve]\nspecies_elitism = 0\n", `c.toml: evolve.species_elitism = 0: must be ≥ 1 (the best species always stays)`},
-		{"[evolve]\nsurvival_threshold = 0.0\n", `c.toml: evolve.survival_threshold = 0.0: must be in (0, 1]`},
-		{"[evolve]\nparam_penalty = -1.0\n", `c.toml: evolve.param_penalty = -1.0: must be finite and ≥ 0`},
-		{"[evolve]\nbest = \"best\"\n", `c.toml: evolve.best = "best": must name a .json file (the weights go beside it)`},
-		{"[evolve]\nval_sise = 10\n", `c.toml: unknown key "evolve.val_sise" (did you mean "evolve.val_size"?)`},
-	}
-	for _, tt := range tests {
-		_, err := parseConfig([]byte(tt.toml), "c.toml")
-		if err == nil || err.Error() != tt.want {
-			t.Errorf("%q:\n got: %v\nwant: %s", tt.toml, err, tt.want)
-		}
-	}
-}
-
-func TestEvolveDataSplit(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.Dataset.Kind, cfg.Dataset.SyntheticSize = "synthetic", 500
-	cfg.Evolve.ValSize = 200
-	val, test, err := openEvolveData(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if val.N != 200 || test.N != 300 {
-		t.Fatalf("val %d test %d", val.N, test.N)
-	}
-	cfg.Dataset.Limit = 100
-	if _, test, _ = openEvolveData(cfg); test.N != 100 {
-		t.Errorf("dataset.limit 100: test has %d images", test.N)
-	}
-	cfg.Evolve.ValSize = 500
-	_, _, err = openEvolveData(cfg)
-	var ve *ValueError
-	if !errors.As(err, &ve) || ve.Key != "evolve.val_size" {
-		t.Errorf("val_size of the whole set: %v", err)
 	}
 }
 
@@ -288,18 +242,18 @@ func TestEvolveResumeAfterKill(t *testing.T) {
 	killedLog, killed := runChild(t, func(line []byte) bool {
 		return bytes.Contains(line, []byte(`"event":"generation"`)) && bytes.Contains(line, []byte(`"gen":3,`))
 	}, "evolve", "--config", cfg)
-	if !killed || len(logLines(t, killedLog, EvEvolveDone)) != 0 {
+	if !killed || len(logLines(t, killedLog, run.EventEvolveDone)) != 0 {
 		t.Fatalf("the run was not killed mid-run (killed %v)", killed)
 	}
 	resumedLog, _ := runChild(t, nil, "evolve", "--config", cfg, "--resume")
-	res := logLines(t, resumedLog, EvResume)
+	res := logLines(t, resumedLog, run.EventResume)
 	if len(res) != 1 || res[0]["generation"].(float64) < 4 {
 		t.Fatalf("resume lines %v: want to resume at generation 4 or later", res)
 	}
 
-	want := logLines(t, wholeLog, EvGeneration)
+	want := logLines(t, wholeLog, run.EventGeneration)
 	got := map[float64]map[string]any{}
-	for _, g := range append(logLines(t, killedLog, EvGeneration), logLines(t, resumedLog, EvGeneration)...) {
+	for _, g := range append(logLines(t, killedLog, run.EventGeneration), logLines(t, resumedLog, run.EventGeneration)...) {
 		if prev, dup := got[g["gen"].(float64)]; dup {
 			for _, k := range generationKeys {
 				if fmt.Sprint(prev[k]) != fmt.Sprint(g[k]) {
@@ -327,7 +281,7 @@ func TestEvolveResumeAfterKill(t *testing.T) {
 			t.Errorf("%s differs between the uninterrupted and the resumed run (%v, %v)", f, err1, err2)
 		}
 	}
-	wd, rd := logLines(t, wholeLog, EvEvolveDone), logLines(t, resumedLog, EvEvolveDone)
+	wd, rd := logLines(t, wholeLog, run.EventEvolveDone), logLines(t, resumedLog, run.EventEvolveDone)
 	for _, k := range []string{"best_genome", "best", "val_accuracy", "test_accuracy", "test_loss", "params"} {
 		if fmt.Sprint(wd[0][k]) != fmt.Sprint(rd[0][k]) {
 			t.Errorf("evolve_done %s: %v uninterrupted, %v resumed", k, wd[0][k], rd[0][k])
@@ -342,7 +296,7 @@ func TestEvolveInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	err := runMain(ctx, []string{"evolve", "--config", evolveConfig(t, dir, 3, "")}, io.Discard, io.Discard)
-	if exitCode(err) != exitInterrupted || !strings.Contains(err.Error(), "resumes at generation 0 (run again with --resume") {
+	if exitCode(err) != exitInterrupted || !strings.Contains(message(err), "resumes at generation 0; run again with --resume") {
 		t.Errorf("cancelled run: %v (exit %d)", err, exitCode(err))
 	}
 }

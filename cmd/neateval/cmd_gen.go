@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/neateval/neateval/config"
 	"github.com/neateval/neateval/neat"
 )
 
@@ -61,8 +62,8 @@ func runGen(ctx context.Context, o genOptions, stdout io.Writer) error {
 	if o.Size < 1 {
 		return usagef("gen: --size %d: must be ≥ 1", o.Size)
 	}
-	pc := PopulationConfig{GenerateSize: o.Size, GenerateSeed: o.Seed, GeneratePreset: o.Preset}
-	pop, err := generatePopulation(pc, in, o.Classes)
+	pc := config.PopulationConfig{GenerateSize: o.Size, GenerateSeed: o.Seed, GeneratePreset: o.Preset}
+	pop, err := pc.Generate(in, o.Classes)
 	if err != nil {
 		return usagef("gen: --preset: %v", err)
 	}
@@ -80,23 +81,6 @@ func runGen(ctx context.Context, o genOptions, stdout io.Writer) error {
 		len(pop.Genomes), o.Preset, o.Seed, in.Channels, in.Height, in.Width, o.Classes,
 		o.Out, filepath.Join(filepath.Dir(o.Out), weights))
 	return err
-}
-
-// generatePopulation generates the population that p describes (its
-// Generate* keys) for images of shape in and classes classes. `neateval
-// run` uses it when population.path is empty; `neateval gen` writes its
-// result to disk.
-func generatePopulation(p PopulationConfig, in neat.Input, classes int) (*neat.Population, error) {
-	var gc neat.GenConfig
-	switch p.GeneratePreset {
-	case "small":
-		gc = neat.DefaultGenConfig()
-	case "wide":
-		gc = neat.WideGenConfig()
-	default:
-		return nil, fmt.Errorf("unknown preset %q (want \"small\" or \"wide\")", p.GeneratePreset)
-	}
-	return neat.Generate(p.GenerateSeed, p.GenerateSize, in, classes, gc), nil
 }
 
 // parseInput reads an image shape written "CxHxW", e.g. "1x28x28".

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neateval/neateval/config"
 	"github.com/neateval/neateval/neat"
 )
 
@@ -36,11 +37,12 @@ func TestGenWritesALoadablePopulation(t *testing.T) {
 		}
 	}
 	// What run would generate in memory from the same keys is what gen wrote.
-	gen, err := generatePopulation(PopulationConfig{GenerateSize: 12, GenerateSeed: 7, GeneratePreset: "wide"}, pop.Input, 10)
+	pc := config.PopulationConfig{GenerateSize: 12, GenerateSeed: 7, GeneratePreset: "wide"}
+	gen, err := pc.Generate(pop.Input, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if populationDigest(gen) != populationDigest(pop) {
+	if neat.ContentDigest(gen) != neat.ContentDigest(pop) {
 		t.Error("the population written and loaded differs from the one generated in memory")
 	}
 }
@@ -52,7 +54,7 @@ func TestGenIsDeterministic(t *testing.T) {
 		if err := runMain(context.Background(), []string{"gen", "--out", out, "--size", "5", "--seed", seed}, &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
 			t.Fatal(err)
 		}
-		d, err := populationFileDigest(out)
+		_, d, err := neat.LoadDigest(out)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,15 +16,18 @@ func cmdHelp(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	switch args[0] {
 	case "run":
-		printUsage(stdout, newRunFlags(&runOptions{}), runUsage)
+		fs, _ := newRunFlags(&runOptions{})
+		printUsage(stdout, fs, runUsage)
 	case "plan":
-		printUsage(stdout, newPlanFlags(&planOptions{}), planUsage)
+		fs, _ := newPlanFlags(&planOptions{})
+		printUsage(stdout, fs, planUsage)
 	case "gen":
 		printUsage(stdout, newGenFlags(&genOptions{}), genUsage)
 	case "evolve":
-		printUsage(stdout, newEvolveFlags(&evolveOptions{}), evolveUsage)
+		fs, _ := newEvolveFlags(&evolveOptions{})
+		printUsage(stdout, fs, evolveUsage)
 	case "bench":
-		printUsage(stdout, newBenchFlags(&benchOptions{}), benchUsage)
+		printUsage(stdout, newBenchFlags(&benchFlags{}), benchUsage)
 	case "version":
 		printUsage(stdout, newVersionFlags(), versionUsage)
 	case "help":

@@ -10,16 +10,18 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/neateval/neateval/run"
 )
 
 // planJSON runs `neateval plan --json` with args and decodes its report.
-func planJSON(t *testing.T, args ...string) planReport {
+func planJSON(t *testing.T, args ...string) run.PlanReport {
 	t.Helper()
 	var stdout bytes.Buffer
 	if err := runMain(context.Background(), append([]string{"plan", "--json"}, args...), &stdout, &bytes.Buffer{}); err != nil {
 		t.Fatalf("plan %v: %v", args, err)
 	}
-	var rep planReport
+	var rep run.PlanReport
 	dec := json.NewDecoder(&stdout)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&rep); err != nil {
@@ -34,7 +36,7 @@ func planJSON(t *testing.T, args ...string) planReport {
 // checkReport checks what every report must satisfy: its chunks hold every
 // valid genome once, stay within the budgets unless oversize, and agree
 // with the totals.
-func checkReport(t *testing.T, r planReport) {
+func checkReport(t *testing.T, r run.PlanReport) {
 	t.Helper()
 	if len(r.ChunkList) != r.Chunks {
 		t.Errorf("%d chunks listed, %d counted", len(r.ChunkList), r.Chunks)
@@ -91,7 +93,7 @@ synthetic_size = 10000
 eval_batch_size = 25000
 [vram]
 adaptive_population_vram = %v
-population_gpu_chunk_bytes = "2GiB"
+population_gpu_chunk_bytes = 2_000_000_000
 vram_usage_threshold = 0.80
 cache_val_on_gpu = true
 `
@@ -107,7 +109,7 @@ cache_val_on_gpu = true
 		if r.TotalBytes != 16*gib || r.DeviceSource != "--device-memory" || r.ValCacheBytes != cache || r.FixedBytes != cache {
 			t.Errorf("device %d (%s), cache %d, fixed %d", r.TotalBytes, r.DeviceSource, r.ValCacheBytes, r.FixedBytes)
 		}
-		if r.ModelBudgetBytes != 2*gib || r.PeakBudgetBytes != int64(threshold*float64(16*gib))-cache || r.SingleBudget {
+		if r.ModelBudgetBytes != 2_000_000_000 || r.PeakBudgetBytes != int64(threshold*float64(16*gib))-cache || r.SingleBudget {
 			t.Errorf("budgets %d / %d (single %v)", r.ModelBudgetBytes, r.PeakBudgetBytes, r.SingleBudget)
 		}
 		if n != 10000 {

@@ -3,28 +3,30 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/rs/zerolog"
+	"github.com/neateval/neateval/config"
+	"github.com/neateval/neateval/neat"
+	"github.com/neateval/neateval/run"
 )
 
-// parseRunArgs parses run's flags as cmdRun does.
-func parseRunArgs(t *testing.T, args ...string) runOptions {
+// loadRunArgs parses run's flags and loads the config as cmdRun does.
+func loadRunArgs(t *testing.T, args ...string) (*config.Config, error) {
 	t.Helper()
 	var o runOptions
-	fs := newRunFlags(&o)
+	fs, ov := newRunFlags(&o)
 	if err := parseFlags(fs, args, &bytes.Buffer{}, runUsage); err != nil {
 		t.Fatal(err)
 	}
-	o.set = map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
-	return o
+	return ov.Load(o.ConfigPath)
 }
 
 func writeConfig(t *testing.T, text string) string {
@@ -52,33 +54,32 @@ log_format = "console"
 	tests := []struct {
 		name  string
 		args  []string
-		apply func(c *Config)
+		apply func(c *config.Config)
 	}{
-		{"no flags: the config as it is", nil, func(c *Config) {}},
-		{"population", []string{"--population", "p.json"}, func(c *Config) { c.Population.Path = "p.json" }},
-		{"dataset", []string{"--dataset-kind", "fashion-mnist", "--dataset-path", "/data/fm"}, func(c *Config) {
+		{"no flags: the config as it is", nil, func(c *config.Config) {}},
+		{"population", []string{"--population", "p.json"}, func(c *config.Config) { c.Population.Path = "p.json" }},
+		{"dataset", []string{"--dataset-kind", "fashion-mnist", "--dataset-path", "/data/fm"}, func(c *config.Config) {
 			c.Dataset.Kind, c.Dataset.Path = "fashion-mnist", "/data/fm"
 		}},
-		{"limit to zero", []string{"--limit=0"}, func(c *Config) { c.Dataset.Limit = 0 }},
-		{"results and logs", []string{"-results", "r.jsonl", "--log-format", "json", "--log-level", "debug", "--progress", "off"}, func(c *Config) {
+		{"limit to zero", []string{"--limit=0"}, func(c *config.Config) { c.Dataset.Limit = 0 }},
+		{"results and logs", []string{"-results", "r.jsonl", "--log-format", "json", "--log-level", "debug", "--progress", "off"}, func(c *config.Config) {
 			c.Output.Results, c.Output.LogFormat, c.Output.LogLevel, c.Output.Progress = "r.jsonl", "json", "debug", "off"
 		}},
-		{"eval", []string{"--backend", "auto", "--eval-batch-size", "256", "--fitness-eval-parallel", "4"}, func(c *Config) {
+		{"eval", []string{"--backend", "auto", "--eval-batch-size", "256", "--fitness-eval-parallel", "4"}, func(c *config.Config) {
 			c.Eval.Backend, c.Eval.EvalBatchSize, c.Eval.FitnessEvalParallel = "auto", 256, 4
 		}},
-		{"population set to empty: generate", []string{"--population="}, func(c *Config) { c.Population.Path = "" }},
+		{"population set to empty: generate", []string{"--population="}, func(c *config.Config) { c.Population.Path = "" }},
 	}
-	base, err := LoadConfig(cfgPath)
+	base, err := config.Load(cfgPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range tests {
-		o := parseRunArgs(t, append([]string{"--config", cfgPath}, tt.args...)...)
-		got, err := loadRunConfig(o)
+		got, err := loadRunArgs(t, append([]string{"--config", cfgPath}, tt.args...)...)
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
-		want, _ := LoadConfig(cfgPath)
+		want, _ := config.Load(cfgPath)
 		tt.apply(want)
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s:\n got %+v\nwant %+v", tt.name, got, want)
@@ -88,12 +89,11 @@ log_format = "console"
 		}
 	}
 	// Without --config: the defaults, with the flags over them.
-	o := parseRunArgs(t, "--eval-batch-size", "7")
-	got, err := loadRunConfig(o)
+	got, err := loadRunArgs(t, "--eval-batch-size", "7")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := DefaultConfig()
+	want := config.Default()
 	want.Eval.EvalBatchSize = 7
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("defaults + flag: %+v", got)
@@ -103,10 +103,14 @@ log_format = "console"
 // Every overriding flag is mapped to a real key, and every flag but
 // --config and --resume overrides one.
 func TestRunFlagKeys(t *testing.T) {
-	known := knownKeys()
-	fs := newRunFlags(&runOptions{})
+	known := map[string]bool{}
+	for _, k := range config.Keys() {
+		known[k] = true
+	}
+	fs, ov := newRunFlags(&runOptions{})
+	keys := ov.Keys()
 	fs.VisitAll(func(f *flag.Flag) {
-		key, ok := runFlagKeys[f.Name]
+		key, ok := keys[f.Name]
 		switch {
 		case f.Name == "config" || f.Name == "resume":
 		case !ok:
@@ -137,8 +141,7 @@ func TestRunFlagErrors(t *testing.T) {
 		{[]string{"--config", "missing.toml"}, "missing.toml: no such file or directory", 2},
 	}
 	for _, tt := range tests {
-		o := parseRunArgs(t, tt.args...)
-		_, err := loadRunConfig(o)
+		_, err := loadRunArgs(t, tt.args...)
 		if tt.code == 0 { // valid
 			if err != nil {
 				t.Errorf("%v: %v", tt.args, err)
@@ -165,7 +168,8 @@ func TestParseFlagsErrors(t *testing.T) {
 		{[]string{"config.toml"}, `run: unexpected argument "config.toml" (see neateval help run)`},
 	}
 	for _, tt := range tests {
-		err := parseFlags(newRunFlags(&runOptions{}), tt.args, &stdout, runUsage)
+		fs, _ := newRunFlags(&runOptions{})
+		err := parseFlags(fs, tt.args, &stdout, runUsage)
 		if err == nil || err.Error() != tt.want || exitCode(err) != 2 {
 			t.Errorf("%v: %v (exit %d), want %q", tt.args, err, exitCode(err), tt.want)
 		}
@@ -173,7 +177,8 @@ func TestParseFlagsErrors(t *testing.T) {
 	if stdout.Len() != 0 {
 		t.Errorf("errors printed usage: %q", stdout.String())
 	}
-	err := parseFlags(newRunFlags(&runOptions{}), []string{"-h"}, &stdout, runUsage)
+	fs, _ := newRunFlags(&runOptions{})
+	err := parseFlags(fs, []string{"-h"}, &stdout, runUsage)
 	if !errors.Is(err, flag.ErrHelp) || exitCode(err) != 0 {
 		t.Errorf("-h: %v", err)
 	}
@@ -184,79 +189,63 @@ func TestParseFlagsErrors(t *testing.T) {
 	}
 }
 
-// withRunEval replaces the evaluation for one test.
-func withRunEval(t *testing.T, f func(ctx context.Context, env evalEnv) error) {
-	t.Helper()
-	old := runEval
-	runEval = f
-	t.Cleanup(func() { runEval = old })
-}
-
-func TestRunRunHandsTheMergedConfigToEval(t *testing.T) {
-	var got evalEnv
-	withRunEval(t, func(ctx context.Context, env evalEnv) error {
-		got = env
-		logEvent(&env.Log, zerolog.InfoLevel, EvDatasetLoaded).Int(KeyImages, 10000).Send()
-		env.Progress.Start(2, 0)
-		env.Progress.Add(2, 20000)
-		return nil
-	})
-	cfgPath := writeConfig(t, "[eval]\nfitness_eval_parallel = 3\n")
-	var stderr bytes.Buffer
-	err := runMain(context.Background(), []string{"run", "--config", cfgPath, "--resume", "--log-format", "json", "--eval-batch-size", "99"}, &bytes.Buffer{}, &stderr)
-	if err != nil {
+// TestRunOutcomes runs real runs that end each way a run can, and checks
+// the exit code, the message and the last log line.
+func TestRunOutcomes(t *testing.T) {
+	dir := t.TempDir()
+	broken := filepath.Join(dir, "broken.json")
+	pop := neat.Generate(1, 3, neat.Input{Channels: 1, Height: 28, Width: 28}, 10, neat.DefaultGenConfig())
+	for _, p := range pop.Genomes[1].Params { // a NaN weight: an error result
+		if p != nil && p.Weight != nil {
+			p.Weight.Data[0] = float32(math.NaN())
+			break
+		}
+	}
+	if err := neat.Save(pop, broken, "broken.safetensors"); err != nil {
 		t.Fatal(err)
 	}
-	if got.Config.Eval.EvalBatchSize != 99 || got.Config.Eval.FitnessEvalParallel != 3 || !got.Resume || got.ConfigPath != cfgPath {
-		t.Errorf("env %+v, config %+v", got, got.Config.Eval)
-	}
-	if got.Progress.Done() != 2 {
-		t.Error("progress not handed over")
-	}
-	objs := jsonLines(t, stderr.String())
-	checkSchema(t, objs)
-	if len(objs) != 2 || objs[0][KeyEvent] != EvRunStart || objs[1][KeyEvent] != EvDatasetLoaded {
-		t.Errorf("log lines %v", objs)
-	}
-	if objs[0][KeyEvalBatchSize] != 99.0 || objs[0][KeyResume] != true || objs[0][KeyConfig] != cfgPath {
-		t.Errorf("run_start %v", objs[0])
-	}
-}
-
-func TestRunRunOutcomes(t *testing.T) {
+	synthetic := []string{"--dataset-kind", "synthetic", "--limit", "50"}
 	tests := []struct {
-		name  string
-		eval  func(ctx context.Context, env evalEnv) error
-		code  int
-		event string // the last log line's event
-		msg   string
+		name   string
+		args   []string
+		cancel bool
+		code   int
+		event  string // the last log line's event
+		msg    string // the start of err's message
 	}{
-		{"failure", func(ctx context.Context, env evalEnv) error { return errors.New("population p.json: not JSON") }, 1, EvRunFailed,
-			"run: population p.json: not JSON"},
-		{"genome errors", func(ctx context.Context, env evalEnv) error {
-			return &GenomeErrors{Failed: 1, Total: 4, Results: env.Config.Output.Results}
-		}, 3, EvRunStart, `1 of 4 genomes got an error result (see the "error" field in results.jsonl)`},
-		{"interrupted", func(ctx context.Context, env evalEnv) error {
-			<-ctx.Done()
-			return ctx.Err()
-		}, 130, EvRunInterrupted, "interrupted; the results written so far are kept in results.jsonl (run again with --resume to finish)"},
+		{"failure", []string{"--population", filepath.Join(dir, "missing.json")}, false, 1, run.EventRunFailed, "run: open " + dir},
+		{"genome errors", []string{"--population", broken}, false, 3, run.EventRunSummary, "1 of 3 genomes got an error result (see the \"error\" field in "},
+		{"interrupted", nil, true, 130, run.EventRunInterrupted, "interrupted; the results written so far are kept in "},
 	}
 	for _, tt := range tests {
-		withRunEval(t, tt.eval)
 		ctx, cancel := context.WithCancel(context.Background())
-		if tt.code == 130 {
+		if tt.cancel {
 			cancel()
 		}
 		var stderr bytes.Buffer
-		err := runMain(ctx, []string{"run", "--log-format", "json", "--progress", "off"}, &bytes.Buffer{}, &stderr)
+		args := append([]string{"run", "--log-format", "json", "--progress", "off", "--results", filepath.Join(dir, tt.name+".jsonl")}, synthetic...)
+		err := runMain(ctx, append(args, tt.args...), &bytes.Buffer{}, &stderr)
 		cancel()
-		if exitCode(err) != tt.code || err.Error() != tt.msg {
-			t.Errorf("%s: %v (exit %d), want %q (exit %d)", tt.name, err, exitCode(err), tt.msg, tt.code)
+		if exitCode(err) != tt.code || err == nil || !strings.HasPrefix(err.Error(), tt.msg) {
+			t.Errorf("%s: %v (exit %d), want %q… (exit %d)", tt.name, err, exitCode(err), tt.msg, tt.code)
 		}
 		objs := jsonLines(t, stderr.String())
-		checkSchema(t, objs)
-		if last := objs[len(objs)-1]; last[KeyEvent] != tt.event {
+		if last := objs[len(objs)-1]; last[run.KeyEvent] != tt.event {
 			t.Errorf("%s: last log line %v, want event %s", tt.name, last, tt.event)
 		}
 	}
+}
+
+// jsonLines parses log output, one JSON object per line.
+func jsonLines(t *testing.T, out string) []map[string]any {
+	t.Helper()
+	var objs []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		objs = append(objs, m)
+	}
+	return objs
 }

@@ -5,10 +5,16 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+
+	"github.com/neateval/neateval/bench/harness"
+	"github.com/neateval/neateval/config"
+	"github.com/neateval/neateval/results"
+	"github.com/neateval/neateval/run"
 )
 
-// Exit codes of neateval. This is the one place that maps errors to them;
-// the usage text (usage.go) documents them for users.
+// Exit codes of neateval. This is the one place that maps errors to them,
+// and adds to the libraries' messages what the user can do about them; the
+// usage text (usage.go) documents the codes.
 const (
 	exitOK          = 0   // the command did what was asked
 	exitFailed      = 1   // the run failed (a broken population or dataset file, an I/O error, ...)
@@ -27,28 +33,13 @@ func usagef(format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...)}
 }
 
-// GenomeErrors is the error of a run that scored the whole population but
-// gave some genomes an error result (a malformed genome, non-finite logits,
-// a genome too large for the device). The results file holds every line.
-type GenomeErrors struct {
-	Failed, Total int
-	Results       string // the results file
-}
-
-func (e *GenomeErrors) Error() string {
-	return fmt.Sprintf("%d of %d genomes got an error result (see the \"error\" field in %s)", e.Failed, e.Total, e.Results)
-}
-
 // exitCode maps the error a command returned to the process exit code.
 func exitCode(err error) int {
-	var ue *usageError
-	var ge *GenomeErrors
+	var ge *run.GenomeErrors
 	switch {
-	case err == nil:
+	case err == nil, errors.Is(err, flag.ErrHelp):
 		return exitOK
-	case errors.Is(err, flag.ErrHelp):
-		return exitOK
-	case errors.As(err, &ue), isConfigError(err):
+	case isUsage(err):
 		return exitUsage
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
@@ -58,15 +49,40 @@ func exitCode(err error) int {
 	return exitFailed
 }
 
-// interruptedError is the error of a run stopped by a signal. It matches
-// context.Canceled, so exitCode maps it to exitInterrupted.
-type interruptedError struct {
-	results string // the results file that keeps what was done
-	err     error  // the context's error
+// isUsage reports whether err is the user's mistake in flags, config or
+// files to fix before running again (exit code 2).
+func isUsage(err error) bool {
+	var ue *usageError
+	var fe *config.FileError
+	var ve *config.ValueError
+	var fle *config.FlagError
+	var ce *run.CheckpointError
+	var oe *harness.OptionError
+	return errors.As(err, &oe) || errors.As(err, &ue) || errors.As(err, &fe) || errors.As(err, &ve) || errors.As(err, &fle) ||
+		errors.As(err, &ce) || errors.Is(err, results.ErrOtherRun)
 }
 
-func (e *interruptedError) Error() string {
-	return fmt.Sprintf("interrupted; the results written so far are kept in %s (run again with --resume to finish)", e.results)
+// isOutcome reports whether err is how a run ended rather than a failure:
+// some genomes' error results, or an interruption.
+func isOutcome(err error) bool {
+	var ge *run.GenomeErrors
+	return errors.As(err, &ge) || errors.Is(err, context.Canceled)
 }
 
-func (e *interruptedError) Unwrap() error { return e.err }
+// advice is what the user can do about err, "" when nothing more than its
+// message says.
+func advice(err error) string {
+	var nr *results.NotResumableError
+	var ce *run.CheckpointError
+	switch {
+	case errors.As(err, &nr):
+		return "choose another output.results (--results) or run without --resume to start over"
+	case errors.Is(err, run.ErrCheckpointExists):
+		return "pass --resume to continue it, or remove the folder to start over"
+	case errors.As(err, &ce):
+		return "resume with the same configuration, or remove the folder to start over"
+	case errors.Is(err, context.Canceled):
+		return "run again with --resume to continue"
+	}
+	return ""
+}

@@ -63,9 +63,19 @@ var commandNames = []string{"run", "plan", "gen", "evolve", "bench", "version", 
 // exit code for it.
 func report(err error, stderr io.Writer) int {
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintf(stderr, "neateval: %s\n", oneLine(err.Error()))
+		fmt.Fprintf(stderr, "neateval: %s\n", message(err))
 	}
 	return exitCode(err)
+}
+
+// message is err's message on one line, with what the user can do about
+// it when the message alone does not say.
+func message(err error) string {
+	msg := oneLine(err.Error())
+	if a := advice(err); a != "" {
+		msg += "; " + a
+	}
+	return msg
 }
 
 // oneLine joins a multi-line message into one line.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/neateval/neateval/run"
 )
 
 // progress is the progress bar of a run: one line on stderr, redrawn in
@@ -45,7 +47,7 @@ const redrawEvery = 100 * time.Millisecond
 func newProgress(w io.Writer, mode string) *progress {
 	return &progress{
 		w:       w,
-		enabled: mode == "on" || (mode == "auto" && isTerminal(w)),
+		enabled: mode == "on" || (mode == "auto" && run.IsTerminal(w)),
 		now:     time.Now,
 	}
 }
@@ -143,7 +145,7 @@ func (lw progressLogWriter) Write(b []byte) (int, error) {
 
 // Fd lets isTerminal see through the wrapper.
 func (lw progressLogWriter) Fd() uintptr {
-	if f, ok := lw.p.w.(fder); ok {
+	if f, ok := lw.p.w.(interface{ Fd() uintptr }); ok {
 		return f.Fd()
 	}
 	return ^uintptr(0)
@@ -175,7 +177,7 @@ func (p *progress) line(elapsed time.Duration) string {
 	bar := strings.Repeat("#", fill) + strings.Repeat(".", width-fill)
 	rate, eta := "--", "--"
 	if secs := elapsed.Seconds(); secs > 0 && p.images > 0 {
-		rate = siNumber(float64(p.images) / secs)
+		rate = run.SI(float64(p.images) / secs)
 	}
 	if scored := p.done - p.resumed; scored > 0 && p.done < p.total {
 		left := time.Duration(float64(elapsed) / float64(scored) * float64(p.total-p.done))
@@ -185,19 +187,6 @@ func (p *progress) line(elapsed time.Duration) string {
 	}
 	return fmt.Sprintf("%*d/%d genomes [%s] %5.1f%%  %s img·genomes/s  ETA %s",
 		len(fmt.Sprint(p.total)), p.done, p.total, bar, 100*frac, rate, eta)
-}
-
-// siNumber writes x with three significant digits and an SI prefix: 1.23M.
-func siNumber(x float64) string {
-	for _, u := range []struct {
-		s string
-		v float64
-	}{{"T", 1e12}, {"G", 1e9}, {"M", 1e6}, {"k", 1e3}} {
-		if x >= u.v {
-			return fmt.Sprintf("%.3g%s", x/u.v, u.s)
-		}
-	}
-	return fmt.Sprintf("%.3g", x)
 }
 
 // clock writes d as h:mm:ss or m:ss, rounded up to the second.

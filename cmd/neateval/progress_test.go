@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/neateval/neateval/run"
 )
 
 // fakeClock is a settable clock for the bar's rate and ETA.
@@ -144,8 +146,8 @@ func TestClockAndSI(t *testing.T) {
 		}
 	}
 	for x, want := range map[float64]string{0: "0", 999: "999", 1234: "1.23k", 2.5e6: "2.5M", 7.77e9: "7.77G"} {
-		if got := siNumber(x); got != want {
-			t.Errorf("siNumber(%v) = %q, want %q", x, got, want)
+		if got := run.SI(x); got != want {
+			t.Errorf("run.SI(%v) = %q, want %q", x, got, want)
 		}
 	}
 }

@@ -1,61 +1,34 @@
-package main
+package neat
 
 import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
-	"fmt"
 	"hash"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"sort"
-
-	"github.com/neateval/neateval/neat"
 )
 
-// populationFileDigest is the identity of a population on disk, for the
-// results' run id (ResultsHeader.Population): "sha256:" and the SHA-256 of a version tag, the length
-// and bytes of the population JSON, and the bytes of the weights file it
-// names. Any change to either file changes it.
-func populationFileDigest(jsonPath string) (string, error) {
-	js, err := os.ReadFile(jsonPath)
-	if err != nil {
-		return "", fmt.Errorf("population: %w", err)
-	}
-	var head struct {
-		Weights string `json:"weights"`
-	}
-	if err := json.Unmarshal(js, &head); err != nil {
-		return "", fmt.Errorf("population %s: %w", jsonPath, err)
-	}
-	if head.Weights == "" {
-		return "", fmt.Errorf("population %s: no \"weights\" file named", jsonPath)
-	}
-	wpath := filepath.Join(filepath.Dir(jsonPath), head.Weights)
-	wf, err := os.Open(wpath)
-	if err != nil {
-		return "", fmt.Errorf("population %s: weights: %w", jsonPath, err)
-	}
-	defer wf.Close()
+// fileDigest is the identity of a population on disk (see LoadDigest):
+// "sha256:" and the SHA-256 of a version tag, the length and bytes of the
+// population JSON, and the bytes of the weights file it names. Any change to
+// either file changes it.
+func fileDigest(js, weights []byte) string {
 	h := sha256.New()
 	io.WriteString(h, "neateval.population.files/v1\n")
 	writeU64(h, uint64(len(js)))
 	h.Write(js)
-	if _, err := io.Copy(h, wf); err != nil {
-		return "", fmt.Errorf("population %s: weights %s: %w", jsonPath, wpath, err)
-	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+	h.Write(weights)
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
-// populationDigest is the identity of a population held in memory (a
+// ContentDigest is the identity of a population held in memory (a
 // generated one), from its content: input shape, classes, and every
 // genome's id, output, nodes and weights in a canonical order. Two
 // populations with the same content have the same digest, whatever
 // produced them.
-func populationDigest(pop *neat.Population) string {
+func ContentDigest(pop *Population) string {
 	h := sha256.New()
 	io.WriteString(h, "neateval.population.content/v1\n")
 	ints := func(xs ...int64) {
@@ -67,7 +40,7 @@ func populationDigest(pop *neat.Population) string {
 		ints(int64(len(s)))
 		io.WriteString(h, s)
 	}
-	tensor := func(t *neat.Tensor) {
+	tensor := func(t *Tensor) {
 		if t == nil {
 			ints(-1)
 			return

@@ -1,13 +1,16 @@
-package main
+package run
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/neateval/neateval/results"
 )
 
-// runSummary is what the run_summary line reports.
-type runSummary struct {
+// Summary is what a run's run_summary line reports.
+type Summary struct {
 	Genomes int // results in the file, resumed ones included
 	Failed  int // error results
 	// Images is images·genomes scored in this process (resumed results
@@ -20,11 +23,11 @@ type runSummary struct {
 	MeanFitness  float64
 }
 
-// summarize computes the summary of a run's results (all, in population
+// Summarize computes the summary of a run's results (all, in population
 // order) after wall time; resumed are the results found in the file on
-// --resume, not scored by this process.
-func summarize(all []Result, resumed map[int]Result, wall time.Duration) runSummary {
-	s := runSummary{Genomes: len(all), Wall: wall}
+// resume, not scored by this process.
+func Summarize(all []results.Result, resumed map[int]results.Result, wall time.Duration) Summary {
+	s := Summary{Genomes: len(all), Wall: wall}
 	var sum float64
 	var n int
 	for i := range all {
@@ -53,8 +56,8 @@ func summarize(all []Result, resumed map[int]Result, wall time.Duration) runSumm
 	return s
 }
 
-// rate is images·genomes per second over the wall time.
-func (s runSummary) rate() float64 {
+// Rate is images·genomes per second over the wall time.
+func (s Summary) Rate() float64 {
 	if sec := s.Wall.Seconds(); sec > 0 {
 		return float64(s.Images) / sec
 	}
@@ -63,17 +66,30 @@ func (s runSummary) rate() float64 {
 
 // log writes the run_summary line. Best and mean fitness are absent when no
 // genome has a fitness.
-func (s runSummary) log(l *zerolog.Logger) {
-	e := logEvent(l, zerolog.InfoLevel, EvRunSummary).
+func (s Summary) log(l *zerolog.Logger) {
+	e := event(l, zerolog.InfoLevel, EventRunSummary).
 		Int(KeyGenomes, s.Genomes).
 		Int(KeyFailed, s.Failed).
 		Int64(KeyImages, s.Images).
 		Float64(KeySeconds, s.Wall.Seconds()).
-		Float64(KeyImagesGenomesPerS, s.rate())
+		Float64(KeyImagesGenomesPerS, s.Rate())
 	if s.HaveFitness {
 		e = e.Float64(KeyBestFitness, s.BestFitness).
 			Int64(KeyBestGenome, s.BestGenomeID).
 			Float64(KeyMeanFitness, s.MeanFitness)
 	}
-	e.Msgf("%d genomes (%d failed), %s images·genomes/s", s.Genomes, s.Failed, siNumber(s.rate()))
+	e.Msgf("%d genomes (%d failed), %s images·genomes/s", s.Genomes, s.Failed, SI(s.Rate()))
+}
+
+// SI writes x with three significant digits and an SI prefix: 1.23M.
+func SI(x float64) string {
+	for _, u := range []struct {
+		s string
+		v float64
+	}{{"T", 1e12}, {"G", 1e9}, {"M", 1e6}, {"k", 1e3}} {
+		if x >= u.v {
+			return fmt.Sprintf("%.3g%s", x/u.v, u.s)
+		}
+	}
+	return fmt.Sprintf("%.3g", x)
 }

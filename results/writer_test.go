@@ -1,8 +1,9 @@
-package main
+package results
 
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,7 +14,7 @@ import (
 func f64(x float64) *float64 { return &x }
 func str(s string) *string   { return &s }
 
-var testHeader = ResultsHeader{Population: "sha256:abc", Genomes: 4, Dataset: "mnist test 10000", Fitness: "accuracy"}
+var testHeader = Header{Population: "sha256:abc", Genomes: 4, Dataset: "mnist test 10000", Fitness: "accuracy"}
 
 // testRun is runID(testHeader), worked out apart from Go: the first 16
 // bytes of the SHA-256 of
@@ -31,14 +32,14 @@ func testResults() []Result {
 	}
 }
 
-func readAll(t *testing.T, path string) (ResultsHeader, []Result) {
+func readAll(t *testing.T, path string) (Header, []Result) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	h, rs, err := ReadResults(f, path)
+	h, rs, err := Read(f, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +48,7 @@ func readAll(t *testing.T, path string) (ResultsHeader, []Result) {
 
 func TestResultsCreateAppendFinalize(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "results.jsonl")
-	w, err := CreateResults(path, testHeader)
+	w, err := Create(path, testHeader)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func TestResultsCreateAppendFinalize(t *testing.T) {
 		t.Errorf("first line of the file: %.80s", data)
 	}
 	h, got := readAll(t, path)
-	if h != (ResultsHeader{Version: resultsVersion}) {
+	if h != (Header{Version: FormatVersion}) {
 		t.Errorf("header %+v, want only the version", h)
 	}
 	if len(got) != 3 || got[0].Index != 2 || got[2].Index != 0 {
@@ -121,7 +122,7 @@ func TestResultsCreateAppendFinalize(t *testing.T) {
 
 func TestResultsAppendRefusesBadResults(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "r.jsonl")
-	w, err := CreateResults(path, testHeader)
+	w, err := Create(path, testHeader)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +174,7 @@ func TestResultsAppendRefusesBadResults(t *testing.T) {
 
 func TestResultsResumeAfterCrash(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "r.jsonl")
-	w, err := CreateResults(path, testHeader)
+	w, err := Create(path, testHeader)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +191,7 @@ func TestResultsResumeAfterCrash(t *testing.T) {
 	f.Close()
 	sizeBefore := fileSize(t, path)
 
-	w, done, err := ResumeResults(path, testHeader)
+	w, done, err := Resume(path, testHeader)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +216,7 @@ func TestResultsResumeAfterCrash(t *testing.T) {
 	}
 	// The same file as a run that was never interrupted.
 	clean := filepath.Join(t.TempDir(), "clean.jsonl")
-	w2, _ := CreateResults(clean, testHeader)
+	w2, _ := Create(clean, testHeader)
 	w2.Append(rs)
 	w2.Finalize(rs)
 	a, _ := os.ReadFile(path)
@@ -232,7 +233,7 @@ func TestResultsResumeKeepsAnUnterminatedWholeLine(t *testing.T) {
 	encodeLine(&buf, testRun, &rs[1])
 	encodeLine(&buf, testRun, &rs[0])
 	os.WriteFile(path, bytes.TrimSuffix(buf.Bytes(), []byte("\n")), 0o644)
-	w, done, err := ResumeResults(path, testHeader)
+	w, done, err := Resume(path, testHeader)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +263,7 @@ func TestResultsResumeStartsAfresh(t *testing.T) {
 		if name != "missing.jsonl" {
 			os.WriteFile(path, []byte(content), 0o644)
 		}
-		w, done, err := ResumeResults(path, testHeader)
+		w, done, err := Resume(path, testHeader)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -282,30 +283,33 @@ func TestResultsResumeStartsAfresh(t *testing.T) {
 func TestResultsResumeRefuses(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "r.jsonl")
-	w, _ := CreateResults(path, testHeader)
+	w, _ := Create(path, testHeader)
 	w.Append(testResults()[:2])
 	w.Close()
-	other := func(f func(h *ResultsHeader)) ResultsHeader {
+	other := func(f func(h *Header)) Header {
 		h := testHeader
 		f(&h)
 		return h
 	}
 	tests := []struct {
 		name string
-		h    ResultsHeader
+		h    Header
 	}{
-		{"population", other(func(h *ResultsHeader) { h.Population = "sha256:def" })},
-		{"genomes", other(func(h *ResultsHeader) { h.Genomes = 5 })},
-		{"dataset", other(func(h *ResultsHeader) { h.Dataset = "mnist test 1000" })},
-		{"fitness", other(func(h *ResultsHeader) { h.Fitness = "neg_loss" })},
+		{"population", other(func(h *Header) { h.Population = "sha256:def" })},
+		{"genomes", other(func(h *Header) { h.Genomes = 5 })},
+		{"dataset", other(func(h *Header) { h.Dataset = "mnist test 1000" })},
+		{"fitness", other(func(h *Header) { h.Fitness = "neg_loss" })},
 	}
 	before, _ := os.ReadFile(path)
 	for _, tt := range tests {
 		want := "results " + path + " was written for another population, data set or fitness (run " + testRun +
-			", this run " + runID(tt.h) + "); refusing to resume it (the file is left as it is): " +
-			"choose another output.results (--results) or run without --resume to start over"
-		if _, _, err := ResumeResults(path, tt.h); err == nil || err.Error() != want {
+			", this run " + tt.h.RunID() + "); refusing to resume it (the file is left as it is)"
+		_, _, err := Resume(path, tt.h)
+		if err == nil || err.Error() != want {
 			t.Errorf("%s: %v\nwant %s", tt.name, err, want)
+		}
+		if !errors.Is(err, ErrOtherRun) {
+			t.Errorf("%s: %v is not ErrOtherRun", tt.name, err)
 		}
 	}
 	after, _ := os.ReadFile(path)
@@ -316,7 +320,7 @@ func TestResultsResumeRefuses(t *testing.T) {
 	// alone.
 	var line bytes.Buffer
 	encodeLine(&line, testRun, &testResults()[0])
-	otherRun := strings.Replace(line.String(), testRun, runID(tests[0].h), 1)
+	otherRun := strings.Replace(line.String(), testRun, tests[0].h.RunID(), 1)
 	notResults := []struct{ name, content, want string }{
 		{"notes.txt", "my precious notes", "line 1: not a result line: invalid character 'm'"},
 		{"notes-line.txt", "my precious notes\n", "line 1: not a result line: invalid character 'm'"},
@@ -334,7 +338,7 @@ func TestResultsResumeRefuses(t *testing.T) {
 	for _, tt := range notResults {
 		p := filepath.Join(dir, tt.name)
 		os.WriteFile(p, []byte(tt.content), 0o644)
-		_, _, err := ResumeResults(p, testHeader)
+		_, _, err := Resume(p, testHeader)
 		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), p) {
 			t.Errorf("%s: %v, want %q and the path", tt.name, err, tt.want)
 		}

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"bufio"
@@ -11,25 +11,21 @@ import (
 )
 
 func TestDefaultConfigMatchesShippedFile(t *testing.T) {
-	got, err := LoadConfig("../../config.toml")
+	got, err := Load("../config.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := DefaultConfig()
+	want := Default()
 	// Compare key by key, so a failure names the key.
-	gv, wv := reflect.ValueOf(got).Elem(), reflect.ValueOf(want).Elem()
-	for i := 0; i < gv.NumField(); i++ {
-		sec := gv.Type().Field(i)
-		for j := 0; j < sec.Type.NumField(); j++ {
-			key := sec.Tag.Get("toml") + "." + sec.Type.Field(j).Tag.Get("toml")
-			g, w := gv.Field(i).Field(j).Interface(), wv.Field(i).Field(j).Interface()
-			if !reflect.DeepEqual(g, w) {
-				t.Errorf("%s: config.toml has %#v, DefaultConfig has %#v", key, g, w)
-			}
+	for _, key := range Keys() {
+		g, _ := got.field(key)
+		w, _ := want.field(key)
+		if !reflect.DeepEqual(g.Interface(), w.Interface()) {
+			t.Errorf("%s: config.toml has %#v, Default has %#v", key, g.Interface(), w.Interface())
 		}
 	}
 	if !reflect.DeepEqual(got, want) {
-		t.Error("config.toml and DefaultConfig differ")
+		t.Error("config.toml and Default differ")
 	}
 }
 
@@ -37,7 +33,7 @@ func TestDefaultConfigMatchesShippedFile(t *testing.T) {
 // every key of Config is in it, and every key line has a comment, on the
 // line or in the comment block right above it.
 func TestShippedConfigDocumented(t *testing.T) {
-	f, err := os.Open("../../config.toml")
+	f, err := os.Open("../config.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +60,7 @@ func TestShippedConfigDocumented(t *testing.T) {
 		}
 		commented = false
 	}
-	for _, k := range configKeys() {
+	for _, k := range Keys() {
 		if !seen[k] {
 			t.Errorf("config.toml lacks key %s", k)
 		}
@@ -72,7 +68,7 @@ func TestShippedConfigDocumented(t *testing.T) {
 }
 
 func TestLoadConfigOverridesDefaults(t *testing.T) {
-	cfg, err := parseConfig([]byte(`
+	cfg, err := Parse([]byte(`
 [eval]
 eval_batch_size = 25000
 fitness_eval_parallel = 4
@@ -88,7 +84,7 @@ std = [0.3081]
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := DefaultConfig()
+	want := Default()
 	want.Eval.EvalBatchSize = 25000
 	want.Eval.FitnessEvalParallel = 4
 	want.VRAM.PopulationGPUChunkBytes = 2_000_000_000
@@ -175,15 +171,16 @@ func TestLoadConfigErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := parseConfig([]byte(tt.toml), "c.toml")
+			_, err := Parse([]byte(tt.toml), "c.toml")
 			if err == nil {
 				t.Fatalf("no error, want %s", tt.want)
 			}
 			if err.Error() != tt.want {
 				t.Errorf("error\n got: %s\nwant: %s", err, tt.want)
 			}
-			if !isConfigError(err) || exitCode(err) != exitUsage {
-				t.Errorf("exit code %d, want %d", exitCode(err), exitUsage)
+			var fe *FileError
+			if !errors.As(err, &fe) {
+				t.Errorf("%T is not a *FileError", err)
 			}
 			if strings.Contains(err.Error(), "\n") {
 				t.Error("error spans several lines")
@@ -193,12 +190,13 @@ func TestLoadConfigErrors(t *testing.T) {
 }
 
 func TestLoadConfigMissingFile(t *testing.T) {
-	_, err := LoadConfig("no/such/config.toml")
+	_, err := Load("no/such/config.toml")
 	if err == nil || err.Error() != "no/such/config.toml: no such file or directory" {
 		t.Fatalf("got %v", err)
 	}
-	if exitCode(err) != exitUsage {
-		t.Errorf("exit code %d, want %d", exitCode(err), exitUsage)
+	var fe *FileError
+	if !errors.As(err, &fe) {
+		t.Errorf("%T is not a *FileError", err)
 	}
 	if !errors.Is(err, os.ErrNotExist) {
 		t.Error("error does not match os.ErrNotExist")
@@ -226,7 +224,7 @@ func TestSuggestKey(t *testing.T) {
 }
 
 func FuzzConfig(f *testing.F) {
-	if data, err := os.ReadFile("../../config.toml"); err == nil {
+	if data, err := os.ReadFile("../config.toml"); err == nil {
 		f.Add(data)
 	}
 	for _, s := range []string{
@@ -238,7 +236,7 @@ func FuzzConfig(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cfg, err := parseConfig(data, "fuzz.toml")
+		cfg, err := Parse(data, "fuzz.toml")
 		if err != nil {
 			if cfg != nil {
 				t.Error("config returned with an error")
@@ -255,9 +253,33 @@ func FuzzConfig(f *testing.F) {
 }
 
 func TestUnknownKeysReportedAtMostThree(t *testing.T) {
-	_, err := parseConfig([]byte("[eval]\na1 = 1\na2 = 2\na3 = 3\na4 = 4\na5 = 5\n[x]\n[x.y]\nz = 1\n"), "c.toml")
+	_, err := Parse([]byte("[eval]\na1 = 1\na2 = 2\na3 = 3\na4 = 4\na5 = 5\n[x]\n[x.y]\nz = 1\n"), "c.toml")
 	want := `c.toml: unknown key "eval.a1"; unknown key "eval.a2"; unknown key "eval.a3"; and 3 more unknown keys`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
+	}
+}
+
+func TestEvolveConfigErrors(t *testing.T) {
+	tests := []struct{ toml, want string }{
+		{"[evolve]\npopulation_size = 1\n", `c.toml: evolve.population_size = 1: must be in 2 … 1048576`},
+		{"[evolve]\ninit = \"random\"\n", `c.toml: evolve.init = "random": must be one of "minimal", "generate"`},
+		{"[evolve]\nkernels = [3, 4]\n", `c.toml: evolve.kernels[1] = 4: must be odd, 1 … 63 (so the default padding keeps the image size)`},
+		{"[evolve]\nkernels = []\n", `c.toml: evolve.kernels = []: must list at least one kernel size`},
+		{"[evolve]\nactivations = [\"swish\"]\n", `c.toml: evolve.activations[0] = "swish": must be one of "identity", "relu", "leaky_relu", "tanh", "sigmoid", "gelu"`},
+		{"[evolve]\np_add_conv = 1.5\n", `c.toml: evolve.p_add_conv = 1.5: must be in [0, 1]`},
+		{"[evolve]\nmin_channels = 8\nmax_channels = 4\n", `c.toml: evolve.max_channels = 4: must be in min_channels (8) … 65536`},
+		{"[evolve]\nelitism = 50\n", `c.toml: evolve.elitism = 50: must be in 0 … evolve.population_size (40)`},
+		{"[evolve]\nspecies_elitism = 0\n", `c.toml: evolve.species_elitism = 0: must be ≥ 1 (the best species always stays)`},
+		{"[evolve]\nsurvival_threshold = 0.0\n", `c.toml: evolve.survival_threshold = 0.0: must be in (0, 1]`},
+		{"[evolve]\nparam_penalty = -1.0\n", `c.toml: evolve.param_penalty = -1.0: must be finite and ≥ 0`},
+		{"[evolve]\nbest = \"best\"\n", `c.toml: evolve.best = "best": must name a .json file (the weights go beside it)`},
+		{"[evolve]\nval_sise = 10\n", `c.toml: unknown key "evolve.val_sise" (did you mean "evolve.val_size"?)`},
+	}
+	for _, tt := range tests {
+		_, err := Parse([]byte(tt.toml), "c.toml")
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("%q:\n got: %v\nwant: %s", tt.toml, err, tt.want)
+		}
 	}
 }

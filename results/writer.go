@@ -1,99 +1,17 @@
-package main
+package results
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"sync"
 )
 
-// resultsVersion is the results file's format. Format 1 began with a
-// header line; format 2 has none and writes the run id (runID) on every
-// line instead. The version is hashed into that id, so a file of another
-// format is never resumed as one of this format.
-const resultsVersion = 2
-
-// ResultsHeader says which run a results file belongs to, so that --resume
-// refuses a file written for another population, dataset or fitness. It is
-// not written out as a line: every line of the file is one genome's result,
-// and each carries the header's hash as "run" (see runID).
-type ResultsHeader struct {
-	// Version is the results format; CreateResults and ResumeResults set
-	// it to resultsVersion.
-	Version int `json:"neateval_results"`
-	// Population is "sha256:<hex>" of the population's files (see
-	// populationFileDigest) or of a generated population's content.
-	Population string `json:"population"`
-	Genomes    int    `json:"genomes"`
-	// Dataset names the validation set and its size: "mnist test 10000".
-	Dataset string `json:"dataset"`
-	Fitness string `json:"fitness"`
-}
-
-// Result is one genome's line in the results file. The line also carries
-// "run", the id of the run that wrote it (runID), first.
-//
-// A genome that could not be scored has Error set and nil Fitness,
-// Accuracy and Loss; Images is the number of images it saw (0 for an
-// invalid genome). A scored genome has all three and a nil Error.
-type Result struct {
-	GenomeID int64    `json:"genome_id"`
-	Index    int      `json:"index"` // position in the population, from 0
-	Fitness  *float64 `json:"fitness"`
-	Accuracy *float64 `json:"accuracy"`
-	Loss     *float64 `json:"loss"`
-	Images   int      `json:"images"`
-	Error    *string  `json:"error"`
-	Params   int64    `json:"params"`  // parameters of the reachable nodes
-	FLOPs    int64    `json:"flops"`   // per image: 2 × multiply-adds
-	Seconds  float64  `json:"seconds"` // wall time of this genome's forwards
-}
-
-// runID is the "run" field of every line of h's results file:
-// "sha256:" and, in hex, the first 16 bytes (32 hex digits) of the SHA-256
-// of h with Version set to resultsVersion, as json.Marshal writes it (keys
-// in field order, no spaces). 128 bits tell runs apart; the fields cannot
-// be read back from the id, only compared through it.
-func runID(h ResultsHeader) string {
-	h.Version = resultsVersion
-	b, _ := json.Marshal(h) // strings and ints only: cannot fail
-	sum := sha256.Sum256(b)
-	return runIDPrefix + hex.EncodeToString(sum[:runIDBytes])
-}
-
-// check says what is wrong with r, for a population of n genomes.
-func (r *Result) check(n int) error {
-	if r.Index < 0 || r.Index >= n {
-		return fmt.Errorf("genome %d: index %d outside the population [0, %d)", r.GenomeID, r.Index, n)
-	}
-	metrics := []struct {
-		name string
-		v    *float64
-	}{{"fitness", r.Fitness}, {"accuracy", r.Accuracy}, {"loss", r.Loss}}
-	for _, m := range metrics {
-		switch {
-		case r.Error != nil && m.v != nil:
-			return fmt.Errorf("genome %d: %s set on an error result", r.GenomeID, m.name)
-		case r.Error == nil && m.v == nil:
-			return fmt.Errorf("genome %d: %s missing on a result without error", r.GenomeID, m.name)
-		case m.v != nil && (math.IsNaN(*m.v) || math.IsInf(*m.v, 0)):
-			return fmt.Errorf("genome %d: %s is %v; a non-finite result must be an error result", r.GenomeID, m.name, *m.v)
-		}
-	}
-	if r.Images < 0 {
-		return fmt.Errorf("genome %d: images %d < 0", r.GenomeID, r.Images)
-	}
-	return nil
-}
-
-// ResultsWriter writes a results file (JSON Lines: every line one genome's
+// Writer writes a results file (JSON Lines: every line one genome's
 // result, with its "index" in the population and the "run" it belongs to)
 // so that a crash or a kill loses at most the chunk in flight:
 //
@@ -102,23 +20,23 @@ func (r *Result) check(n int) error {
 //   - at the end, Finalize rewrites the file atomically (a temporary file,
 //     fsync, rename) in population order.
 //
-// A file left by an interrupted run is picked up by ResumeResults. A
-// ResultsWriter is safe for concurrent use.
-type ResultsWriter struct {
+// A file left by an interrupted run is picked up by Resume. A
+// Writer is safe for concurrent use.
+type Writer struct {
 	mu      sync.Mutex
 	path    string
-	header  ResultsHeader
+	header  Header
 	run     string // runID(header)
 	f       *os.File
 	written []bool // by index
 	buf     bytes.Buffer
 }
 
-// CreateResults starts an empty results file at path for the run described
+// Create starts an empty results file at path for the run described
 // by h, replacing any file there.
-func CreateResults(path string, h ResultsHeader) (*ResultsWriter, error) {
-	h.Version = resultsVersion
-	if h.Genomes < 0 || h.Genomes > maxResultsGenomes {
+func Create(path string, h Header) (*Writer, error) {
+	h.Version = FormatVersion
+	if h.Genomes < 0 || h.Genomes > maxGenomes {
 		return nil, fmt.Errorf("results %s: header: %d genomes", path, h.Genomes)
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
@@ -129,7 +47,7 @@ func CreateResults(path string, h ResultsHeader) (*ResultsWriter, error) {
 		f.Close()
 		return nil, fmt.Errorf("results %s: %w", path, err)
 	}
-	w := &ResultsWriter{path: path, header: h, run: runID(h), f: f, written: make([]bool, h.Genomes)}
+	w := &Writer{path: path, header: h, run: h.RunID(), f: f, written: make([]bool, h.Genomes)}
 	if err := syncDir(filepath.Dir(path)); err != nil {
 		f.Close()
 		return nil, err
@@ -137,7 +55,7 @@ func CreateResults(path string, h ResultsHeader) (*ResultsWriter, error) {
 	return w, nil
 }
 
-// ResumeResults reopens the results file of an interrupted run for h and
+// Resume reopens the results file of an interrupted run for h and
 // returns the results it already holds, by index.
 //
 // A file that does not exist, or holds no result and no run id (empty,
@@ -148,43 +66,41 @@ func CreateResults(path string, h ResultsHeader) (*ResultsWriter, error) {
 // population, dataset, genome count or fitness), or no run id, or that is
 // not a results file (one of an older format included), is refused and
 // left as it is.
-func ResumeResults(path string, h ResultsHeader) (*ResultsWriter, map[int]Result, error) {
-	h.Version = resultsVersion
-	if h.Genomes < 0 || h.Genomes > maxResultsGenomes {
+func Resume(path string, h Header) (*Writer, map[int]Result, error) {
+	h.Version = FormatVersion
+	if h.Genomes < 0 || h.Genomes > maxGenomes {
 		return nil, nil, fmt.Errorf("results %s: header: %d genomes", path, h.Genomes)
 	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		w, err := CreateResults(path, h)
+		w, err := Create(path, h)
 		return w, map[int]Result{}, err
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("results: %w", err)
 	}
-	const advice = "choose another output.results (--results) or run without --resume to start over"
 	run, results, valid, err := parseResults(data, path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w; refusing to resume it (the file is left as it is): %s", err, advice)
+		return nil, nil, &NotResumableError{Path: path, Err: err}
 	}
 	if run == "" {
-		w, err := CreateResults(path, h)
+		w, err := Create(path, h)
 		return w, map[int]Result{}, err
 	}
-	want := runID(h)
+	want := h.RunID()
 	if run != want {
-		return nil, nil, &usageError{fmt.Sprintf("results %s was written for another population, data set or fitness "+
-			"(run %s, this run %s); refusing to resume it (the file is left as it is): %s", path, run, want, advice)}
+		return nil, nil, &NotResumableError{Path: path, Err: &OtherRunError{Run: run, Want: want}}
 	}
 	for i := range results {
-		if err := results[i].check(h.Genomes); err != nil {
-			return nil, nil, fmt.Errorf("results %s: %w, though the file's run id is this run's: it is damaged; %s", path, err, advice)
+		if err := results[i].Check(h.Genomes); err != nil {
+			return nil, nil, &NotResumableError{Path: path, Err: fmt.Errorf("%w: %w, though the file's run id is this run's", ErrDamaged, err)}
 		}
 	}
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("results: %w", err)
 	}
-	w := &ResultsWriter{path: path, header: h, run: want, f: f, written: make([]bool, h.Genomes)}
+	w := &Writer{path: path, header: h, run: want, f: f, written: make([]bool, h.Genomes)}
 	if err := w.reopenAt(valid, valid > 0 && data[valid-1] != '\n'); err != nil {
 		f.Close()
 		return nil, nil, err
@@ -200,7 +116,7 @@ func ResumeResults(path string, h ResultsHeader) (*ResultsWriter, map[int]Result
 // reopenAt cuts the file to its first valid bytes (a torn last line goes),
 // ends the last line with a newline where it lacks one, and syncs: Append
 // then writes after it.
-func (w *ResultsWriter) reopenAt(valid int64, addNewline bool) error {
+func (w *Writer) reopenAt(valid int64, addNewline bool) error {
 	if err := w.f.Truncate(valid); err != nil {
 		return fmt.Errorf("results %s: cutting the torn last line: %w", w.path, err)
 	}
@@ -221,7 +137,7 @@ func (w *ResultsWriter) reopenAt(valid int64, addNewline bool) error {
 // Append writes results (of one chunk, say) and syncs them to disk before
 // it returns. Each must be valid for the header's population and not
 // written before.
-func (w *ResultsWriter) Append(results []Result) error {
+func (w *Writer) Append(results []Result) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.f == nil {
@@ -231,7 +147,7 @@ func (w *ResultsWriter) Append(results []Result) error {
 	seen := map[int]bool{}
 	for i := range results {
 		r := &results[i]
-		if err := r.check(w.header.Genomes); err != nil {
+		if err := r.Check(w.header.Genomes); err != nil {
 			return fmt.Errorf("results %s: %w", w.path, err)
 		}
 		if w.written[r.Index] || seen[r.Index] {
@@ -254,7 +170,7 @@ func (w *ResultsWriter) Append(results []Result) error {
 // Finalize rewrites the file with all results in population order
 // (all[i].Index must be i, one per genome) atomically, and closes w.
 // Every line keeps its "run" and "index".
-func (w *ResultsWriter) Finalize(all []Result) error {
+func (w *Writer) Finalize(all []Result) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.f == nil {
@@ -269,7 +185,7 @@ func (w *ResultsWriter) Finalize(all []Result) error {
 		if r.Index != i {
 			return fmt.Errorf("results %s: result %d (genome %d) has index %d", w.path, i, r.GenomeID, r.Index)
 		}
-		if err := r.check(w.header.Genomes); err != nil {
+		if err := r.Check(w.header.Genomes); err != nil {
 			return fmt.Errorf("results %s: %w", w.path, err)
 		}
 		if err := encodeLine(&buf, w.run, r); err != nil {
@@ -288,8 +204,8 @@ func (w *ResultsWriter) Finalize(all []Result) error {
 }
 
 // Close closes the file without finalizing it (an interrupted run): what
-// was appended stays, for --resume.
-func (w *ResultsWriter) Close() error {
+// was appended stays, for Resume.
+func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.f == nil {
@@ -300,7 +216,7 @@ func (w *ResultsWriter) Close() error {
 	return err
 }
 
-func (w *ResultsWriter) writeSync(b []byte) error {
+func (w *Writer) writeSync(b []byte) error {
 	if _, err := w.f.Write(b); err != nil {
 		return fmt.Errorf("results %s: %w", w.path, err)
 	}

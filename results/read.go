@@ -1,4 +1,4 @@
-package main
+package results
 
 import (
 	"bytes"
@@ -7,16 +7,16 @@ import (
 	"io"
 )
 
-// The run id's form (runID): runIDPrefix, then 2·runIDBytes hex digits.
+// The run id's form (Header.RunID): runIDPrefix, then 2·runIDBytes hex digits.
 const (
 	runIDPrefix = "sha256:"
 	runIDBytes  = 16
 	runIDLen    = len(runIDPrefix) + 2*runIDBytes
 )
 
-// maxResultsGenomes bounds a population's genome count, and so a result's
+// maxGenomes bounds a population's genome count, and so a result's
 // index.
-const maxResultsGenomes = 1<<31 - 1
+const maxGenomes = 1<<31 - 1
 
 // lineStart is how every line of a results file starts: encodeLine writes
 // "run" first and "genome_id" next.
@@ -25,7 +25,7 @@ const lineStart = `{"run":"`
 // oldHeaderStart is how the header line of results format 1 started.
 const oldHeaderStart = `{"neateval_results":`
 
-// ReadResults reads a whole results file: its results in file order
+// Read reads a whole results file: its results in file order
 // (population order once the run has finished). Every line is a result and
 // every one is read; blank lines hold nothing. A last line whose newline is
 // missing is read when it is whole and ignored when a crash tore it (it is
@@ -34,18 +34,18 @@ const oldHeaderStart = `{"neateval_results":`
 //
 // The file carries its run only as a hash (runID), from which the
 // population, dataset, genome count and fitness cannot be read back: the
-// header returned has only Version set. ResumeResults is what checks that a
-// file belongs to a run.
-func ReadResults(r io.Reader, name string) (ResultsHeader, []Result, error) {
+// header returned has only Version set. Resume is what checks that a file
+// belongs to a run.
+func Read(r io.Reader, name string) (Header, []Result, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
-		return ResultsHeader{}, nil, fmt.Errorf("results %s: %w", name, err)
+		return Header{}, nil, fmt.Errorf("results %s: %w", name, err)
 	}
 	_, rs, _, err := parseResults(data, name)
 	if err != nil {
-		return ResultsHeader{}, nil, err
+		return Header{}, nil, err
 	}
-	return ResultsHeader{Version: resultsVersion}, rs, nil
+	return Header{Version: FormatVersion}, rs, nil
 }
 
 // resultLine is a result line as read: pointers tell absent from zero.
@@ -92,15 +92,15 @@ func parseResults(data []byte, name string) (run string, results []Result, valid
 		}
 		r, lineRun, err := parseResultLine(line)
 		if err != nil {
-			return run, nil, int64(start), fmt.Errorf("results %s: line %d: %w", name, lineNo, err)
+			return run, nil, int64(start), &LineError{File: name, Line: lineNo, Err: err}
 		}
 		if run == "" {
 			run = lineRun
 		} else if lineRun != run {
-			return run, nil, int64(start), fmt.Errorf("results %s: line %d: run %s, but the lines before it have run %s: the file mixes two runs", name, lineNo, lineRun, run)
+			return run, nil, int64(start), &LineError{File: name, Line: lineNo, Err: fmt.Errorf("run %s, but the lines before it have run %s: the file mixes two runs", lineRun, run)}
 		}
 		if seen[r.Index] {
-			return run, nil, int64(start), fmt.Errorf("results %s: line %d: genome %d: index %d appears twice", name, lineNo, r.GenomeID, r.Index)
+			return run, nil, int64(start), &LineError{File: name, Line: lineNo, Err: fmt.Errorf("genome %d: index %d appears twice", r.GenomeID, r.Index)}
 		}
 		seen[r.Index] = true
 		results = append(results, r)
@@ -180,7 +180,7 @@ func parseResultLine(line []byte) (Result, string, error) {
 		Images: *raw.Images, Error: raw.Error,
 		Params: raw.Params, FLOPs: raw.FLOPs, Seconds: raw.Seconds,
 	}
-	if err := r.check(maxResultsGenomes); err != nil {
+	if err := r.Check(maxGenomes); err != nil {
 		return Result{}, "", err
 	}
 	return r, *raw.Run, nil

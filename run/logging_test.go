@@ -1,4 +1,4 @@
-package main
+package run
 
 import (
 	"bytes"
@@ -49,19 +49,19 @@ func checkSchema(t *testing.T, objs []map[string]any) {
 func TestNewLoggerJSON(t *testing.T) {
 	for _, format := range []string{"json", "auto"} { // a buffer is not a terminal: auto is json
 		var buf bytes.Buffer
-		l := newLogger(format, "info", &buf)
-		logEvent(&l, zerolog.InfoLevel, EvRunStart).Int(KeyGenomes, 64).Msg("hello")
-		logEvent(&l, zerolog.DebugLevel, EvGenomeDone).Msg("filtered out at info")
-		logEvent(&l, zerolog.ErrorLevel, EvRunFailed).Str(KeyError, "boom").Send()
+		l := NewLogger(format, "info", &buf)
+		event(&l, zerolog.InfoLevel, EventRunStart).Int(KeyGenomes, 64).Msg("hello")
+		event(&l, zerolog.DebugLevel, "genome_done").Msg("filtered out at info")
+		event(&l, zerolog.ErrorLevel, EventRunFailed).Str(KeyError, "boom").Send()
 		objs := jsonLines(t, buf.String())
 		if len(objs) != 2 {
 			t.Fatalf("%s: %d lines, want 2:\n%s", format, len(objs), buf.String())
 		}
 		checkSchema(t, objs)
-		if objs[0][KeyEvent] != EvRunStart || objs[0][KeyGenomes] != 64.0 || objs[0]["message"] != "hello" || objs[0]["level"] != "info" {
+		if objs[0][KeyEvent] != EventRunStart || objs[0][KeyGenomes] != 64.0 || objs[0]["message"] != "hello" || objs[0]["level"] != "info" {
 			t.Errorf("%s: first line %v", format, objs[0])
 		}
-		if objs[1][KeyEvent] != EvRunFailed || objs[1]["level"] != "error" {
+		if objs[1][KeyEvent] != EventRunFailed || objs[1]["level"] != "error" {
 			t.Errorf("%s: second line %v", format, objs[1])
 		}
 	}
@@ -73,9 +73,9 @@ func TestNewLoggerLevels(t *testing.T) {
 		lines int
 	}{{"trace", 5}, {"debug", 4}, {"info", 3}, {"warn", 2}, {"error", 1}, {"", 3}} {
 		var buf bytes.Buffer
-		l := newLogger("json", tt.level, &buf)
+		l := NewLogger("json", tt.level, &buf)
 		for _, lvl := range []zerolog.Level{zerolog.TraceLevel, zerolog.DebugLevel, zerolog.InfoLevel, zerolog.WarnLevel, zerolog.ErrorLevel} {
-			logEvent(&l, lvl, EvPlan).Send()
+			event(&l, lvl, EventRunStart).Send()
 		}
 		if n := strings.Count(buf.String(), "\n"); n != tt.lines {
 			t.Errorf("level %q: %d lines, want %d", tt.level, n, tt.lines)
@@ -85,15 +85,15 @@ func TestNewLoggerLevels(t *testing.T) {
 
 func TestNewLoggerConsole(t *testing.T) {
 	var buf bytes.Buffer
-	l := newLogger("console", "info", &buf)
-	logEvent(&l, zerolog.InfoLevel, EvChunkDone).Int("chunk", 3).Msg("chunk done")
+	l := NewLogger("console", "info", &buf)
+	event(&l, zerolog.InfoLevel, EventResume).Int("chunk", 3).Msg("chunk done")
 	out := buf.String()
 	// Not a terminal: no colour codes; the event name follows the level and
 	// is not repeated among the fields.
 	if strings.Contains(out, "\x1b[") {
 		t.Errorf("colour on a non-terminal: %q", out)
 	}
-	if !regexp.MustCompile(`^\d\d:\d\d:\d\d\.\d{3} INF chunk_done chunk done chunk=3\n$`).MatchString(out) {
+	if !regexp.MustCompile(`^\d\d:\d\d:\d\d\.\d{3} INF resume chunk done chunk=3\n$`).MatchString(out) {
 		t.Errorf("console line %q", out)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package results
 
 import (
 	"bytes"
@@ -7,17 +7,17 @@ import (
 )
 
 func TestRunID(t *testing.T) {
-	if got := runID(testHeader); got != testRun {
-		t.Errorf("runID(testHeader) = %s, want %s", got, testRun)
+	if got := testHeader.RunID(); got != testRun {
+		t.Errorf("testHeader.RunID() = %s, want %s", got, testRun)
 	}
 	v := testHeader
-	v.Version = 7 // runID hashes resultsVersion, whatever the caller set
-	if got := runID(v); got != testRun {
-		t.Errorf("runID ignores Version: %s", got)
+	v.Version = 7 // RunID hashes FormatVersion, whatever the caller set
+	if got := v.RunID(); got != testRun {
+		t.Errorf("RunID ignores Version: %s", got)
 	}
 	// Every field of the header changes the id.
 	ids := map[string]string{testRun: "testHeader"}
-	for name, h := range map[string]ResultsHeader{
+	for name, h := range map[string]Header{
 		"population": {Population: "sha256:abd", Genomes: 4, Dataset: "mnist test 10000", Fitness: "accuracy"},
 		"genomes":    {Population: "sha256:abc", Genomes: 5, Dataset: "mnist test 10000", Fitness: "accuracy"},
 		"dataset":    {Population: "sha256:abc", Genomes: 4, Dataset: "mnist test 1000", Fitness: "accuracy"},
@@ -25,7 +25,7 @@ func TestRunID(t *testing.T) {
 		// Field boundaries are kept: moving text between fields is another run.
 		"boundary": {Population: "sha256:abc", Genomes: 4, Dataset: "mnist test 10000accuracy", Fitness: ""},
 	} {
-		id := runID(h)
+		id := h.RunID()
 		if len(id) != runIDLen || !runIDPrefixOf(id) {
 			t.Errorf("%s: id %q is not of the form", name, id)
 		}
@@ -36,7 +36,7 @@ func TestRunID(t *testing.T) {
 	}
 }
 
-func TestReadResultsErrors(t *testing.T) {
+func TestReadErrors(t *testing.T) {
 	ok := `{"run":"` + testRun + `","genome_id":1,"index":0,"fitness":0.5,"accuracy":0.5,"loss":1,"images":10,"error":null}` + "\n"
 	line := func(rest string) string { return `{"run":"` + testRun + `",` + rest + "\n" }
 	tests := []struct{ name, data, want string }{
@@ -56,14 +56,14 @@ func TestReadResultsErrors(t *testing.T) {
 		{"garbage without newline", ok + `hello`, "results r: line 2: not a result line: invalid character 'h'"},
 	}
 	for _, tt := range tests {
-		_, _, err := ReadResults(strings.NewReader(tt.data), "r")
+		_, _, err := Read(strings.NewReader(tt.data), "r")
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
 		}
 	}
 }
 
-func TestReadResultsReadsEveryLine(t *testing.T) {
+func TestReadReadsEveryLine(t *testing.T) {
 	var buf bytes.Buffer
 	for _, r := range testResults() {
 		encodeLine(&buf, testRun, &r)
@@ -82,8 +82,8 @@ func TestReadResultsReadsEveryLine(t *testing.T) {
 		{"torn first line", `{"run":"sha256:68d9a7c61010b4d4cfba249e0b090f79","genome_id":1`, 0},
 	}
 	for _, tt := range tests {
-		h, rs, err := ReadResults(strings.NewReader(tt.data), "r")
-		if err != nil || len(rs) != tt.n || h.Version != resultsVersion {
+		h, rs, err := Read(strings.NewReader(tt.data), "r")
+		if err != nil || len(rs) != tt.n || h.Version != FormatVersion {
 			t.Errorf("%s: %v, %d results, header %+v; want %d", tt.name, err, len(rs), h, tt.n)
 			continue
 		}
@@ -129,7 +129,7 @@ func TestTornLine(t *testing.T) {
 	}
 }
 
-func FuzzReadResults(f *testing.F) {
+func FuzzRead(f *testing.F) {
 	var buf bytes.Buffer
 	for _, r := range testResults() {
 		encodeLine(&buf, testRun, &r)
@@ -159,7 +159,7 @@ func FuzzReadResults(f *testing.F) {
 		// What was read writes back to a file that reads the same.
 		var out bytes.Buffer
 		for i := range rs {
-			if err := rs[i].check(maxResultsGenomes); err != nil {
+			if err := rs[i].Check(maxGenomes); err != nil {
 				t.Fatalf("accepted result fails check: %v", err)
 			}
 			if err := encodeLine(&out, run, &rs[i]); err != nil {

@@ -1,4 +1,4 @@
-package main
+package harness
 
 import (
 	"bufio"
@@ -43,7 +43,7 @@ type benchExternal struct {
 	stderr   io.Writer
 }
 
-func newBenchExternal(ctx context.Context, o benchOptions, threads int, dir string, stderr io.Writer) *benchExternal {
+func newBenchExternal(ctx context.Context, o Options, threads int, dir string, stderr io.Writer) *benchExternal {
 	e := &benchExternal{dir: dir, python: o.Python, threads: threads, batch: o.Batch, stderr: stderr,
 		ceilingN: ceilingSize, ceilingR: ceilingRepeats}
 	var dirErr error
@@ -156,7 +156,7 @@ type torchLine struct {
 // images written by writeIDX. OpenMP's threads wait passively unless
 // OMP_WAIT_POLICY is set: on a machine shared with other work, spinning
 // threads make PyTorch several times slower than it is.
-func (e *benchExternal) runTorch(ctx context.Context, popPath string) (*engineResult, error) {
+func (e *benchExternal) runTorch(ctx context.Context, popPath string) (*EngineResult, error) {
 	results := filepath.Join(e.dir, "torch.jsonl")
 	args := []string{filepath.Join(e.benchDir, "torch_ref.py"), popPath, e.dir,
 		"--threads", strconv.Itoa(e.threads), "--results", results, "--warmup"}
@@ -186,7 +186,7 @@ func (e *benchExternal) runTorch(ctx context.Context, popPath string) (*engineRe
 		return nil, err
 	}
 	defer f.Close()
-	r := &engineResult{Engine: sum.Engine, Seconds: sum.Seconds}
+	r := &EngineResult{Engine: sum.Engine, Seconds: sum.Seconds}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<16), 1<<24)
 	for sc.Scan() {

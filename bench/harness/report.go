@@ -1,4 +1,4 @@
-package main
+package harness
 
 import (
 	"fmt"
@@ -69,9 +69,9 @@ func crossCheck(ne, pt []engineGenome) *fitnessCheck {
 	return c
 }
 
-// printBenchTable writes the report: one row per population and engine,
-// the ceiling, and the fitness cross-check.
-func printBenchTable(w io.Writer, r *benchReport) {
+// WriteTable writes the report: one row per population and engine, the
+// ceiling, and the fitness cross-check.
+func (r *Report) WriteTable(w io.Writer) {
 	fmt.Fprintf(w, "neateval bench: %d images of %s, seed %d, %d threads (fitness_eval_parallel %d), best of %d",
 		r.Images, r.Dataset, r.Seed, r.Threads, r.Parallel, r.Repeat)
 	if r.LoadBefore != "" {
@@ -81,7 +81,7 @@ func printBenchTable(w io.Writer, r *benchReport) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "population\tgenomes\tMFLOP/image\tweights\tengine\tseconds\timages·genomes/s\tGFLOP/s\tvs PyTorch\tof ceiling\t")
 	for _, p := range r.Populations {
-		rows := []*engineResult{&p.Neateval}
+		rows := []*EngineResult{&p.Neateval}
 		if p.PyTorch != nil {
 			rows = append(rows, p.PyTorch)
 		}

@@ -1,11 +1,13 @@
-package main
+package config
 
 import (
-	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/neateval/neateval/datasets"
 )
 
 // ValueError is a config value outside what its key allows:
@@ -66,7 +68,7 @@ func (c *Config) Validate() error {
 	check(e.EvalBatchSize >= 1, "eval.eval_batch_size", e.EvalBatchSize, "must be ≥ 1")
 	check(e.FitnessEvalParallel >= 1, "eval.fitness_eval_parallel", e.FitnessEvalParallel, "must be ≥ 1")
 	check(e.Threads >= 0, "eval.threads", e.Threads, "must be ≥ 0 (0 = all cores)")
-	oneOf("eval.fitness", e.Fitness, "accuracy", "neg_loss")
+	oneOf("eval.fitness", e.Fitness, FitnessAccuracy, FitnessNegLoss)
 
 	v := &c.VRAM
 	check(v.MemoryBytes >= 0, "vram.memory_bytes", v.MemoryBytes, "must be ≥ 0")
@@ -90,7 +92,7 @@ func (c *Config) Validate() error {
 	oneOf("output.log_level", o.LogLevel, logLevels...)
 	oneOf("output.progress", o.Progress, "auto", "on", "off")
 
-	c.Evolve.validate(check, oneOf)
+	c.Evolve.validate(check)
 
 	if len(errs) == 0 {
 		return nil
@@ -99,7 +101,7 @@ func (c *Config) Validate() error {
 }
 
 // datasetKinds are the values of dataset.kind.
-var datasetKinds = []string{"mnist", "fashion-mnist", "idx", "cifar10", "synthetic"}
+var datasetKinds = datasets.Kinds
 
 // logLevels are the values of output.log_level.
 var logLevels = []string{"trace", "debug", "info", "warn", "error"}
@@ -127,10 +129,15 @@ func tomlValue(v any) string {
 		return s
 	case ByteSize:
 		return strconv.FormatInt(int64(x), 10)
-	case []float64:
-		parts := make([]string, len(x))
-		for i, f := range x {
-			parts[i] = tomlValue(f)
+	}
+	// Named strings (neat.Activation) and lists of anything.
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.String:
+		return strconv.Quote(rv.String())
+	case reflect.Slice:
+		parts := make([]string, rv.Len())
+		for i := range parts {
+			parts[i] = tomlValue(rv.Index(i).Interface())
 		}
 		return "[" + strings.Join(parts, ", ") + "]"
 	}
@@ -143,12 +150,4 @@ func quoteList(xs []string) string {
 		q[i] = strconv.Quote(x)
 	}
 	return strings.Join(q, ", ")
-}
-
-// isConfigError reports whether err is the user's config or flag mistake
-// (exit code 2) rather than a failure of the run.
-func isConfigError(err error) bool {
-	var ce *ConfigError
-	var ve *ValueError
-	return errors.As(err, &ce) || errors.As(err, &ve)
 }

@@ -1,0 +1,106 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/neateval/neateval/neat"
+)
+
+// Evolve is the [evolve] section: `neateval evolve`, a NEAT run on the
+// configured data set. Its NEAT keys decode straight into the embedded
+// neat.EvolveConfig (its toml tags name them; see there what each does);
+// the others say how long the run is, what fitness it measures and where
+// it writes.
+type Evolve struct {
+	neat.EvolveConfig
+	// Generations is how many generations the run evaluates in all; a
+	// resumed run may raise it.
+	Generations int `toml:"generations"`
+	// ValSize is how many training images, drawn by Seed, the fitness is
+	// measured on.
+	ValSize int `toml:"val_size"`
+	// ParamPenalty is subtracted from eval.fitness per parameter.
+	ParamPenalty float64 `toml:"param_penalty"`
+	// CheckpointDir holds the checkpoint, rewritten after every generation.
+	CheckpointDir string `toml:"checkpoint_dir"`
+	// Best is the population JSON the best genome is written to (its
+	// safetensors file beside it).
+	Best string `toml:"best"`
+}
+
+// defaultEvolve is the [evolve] section of Default: neat's defaults, 200
+// generations on 2000 training images.
+func defaultEvolve() Evolve {
+	return Evolve{
+		EvolveConfig:  neat.DefaultEvolveConfig(),
+		Generations:   200,
+		ValSize:       2000,
+		ParamPenalty:  1e-6,
+		CheckpointDir: "evolve-checkpoint",
+		Best:          "best.json",
+	}
+}
+
+// validate checks the section's keys, each against its range, with check
+// as Config.Validate gives it.
+func (s *Evolve) validate(check func(ok bool, key string, v any, rule string, args ...any)) {
+	check(s.Generations >= 1, "evolve.generations", s.Generations, "must be ≥ 1")
+	if err := s.EvolveConfig.Validate(); err != nil {
+		var fe *neat.FieldError
+		if errors.As(err, &fe) {
+			check(false, "evolve."+fe.Key, fe.Value, "%s", strings.ReplaceAll(fe.Rule, " … population_size", " … evolve.population_size"))
+		} else {
+			check(false, "evolve", "", "%v", err)
+		}
+	}
+	check(s.ValSize >= 1, "evolve.val_size", s.ValSize, "must be ≥ 1")
+	check(s.ParamPenalty >= 0 && isFinite(s.ParamPenalty), "evolve.param_penalty", s.ParamPenalty, "must be finite and ≥ 0")
+	check(strings.TrimSpace(s.CheckpointDir) != "", "evolve.checkpoint_dir", s.CheckpointDir, "must name a folder")
+	check(strings.HasSuffix(s.Best, ".json"), "evolve.best", s.Best, "must name a .json file (the weights go beside it)")
+}
+
+// EvolveIdentity lists, one "key = value" per line, the config keys a
+// run's course depends on: the [evolve] keys but generations and the
+// output paths, the data set's identity, and eval.fitness. A checkpoint
+// records it, and --resume refuses a config whose identity differs; other
+// keys (the backend, batch sizes, memory, logs, dataset.limit, which only
+// caps the test set) may change between the two.
+func EvolveIdentity(c *Config) string {
+	skip := []string{"evolve.generations", "evolve.checkpoint_dir", "evolve.best", "dataset.split", "dataset.limit"}
+	var lines []string
+	for _, key := range Keys() {
+		sec, _, _ := strings.Cut(key, ".")
+		if (sec == "evolve" || sec == "dataset") && !slices.Contains(skip, key) {
+			v, _ := c.field(key)
+			lines = append(lines, key+" = "+tomlValue(v.Interface()))
+		}
+	}
+	lines = append(lines, "eval.fitness = "+tomlValue(c.Eval.Fitness))
+	return strings.Join(lines, "\n")
+}
+
+// IdentityDiff says which keys differ between two identities.
+func IdentityDiff(was, now string) string {
+	old := strings.Split(was, "\n")
+	var diffs []string
+	for _, line := range strings.Split(now, "\n") {
+		if slices.Contains(old, line) {
+			continue
+		}
+		key, _, _ := strings.Cut(line, " = ")
+		then := "(not set)"
+		for _, o := range old {
+			if k, v, _ := strings.Cut(o, " = "); k == key {
+				then = v
+			}
+		}
+		diffs = append(diffs, fmt.Sprintf("%s was %s, now %s", key, then, strings.TrimPrefix(line, key+" = ")))
+	}
+	if len(diffs) == 0 {
+		return "the recorded configuration is unreadable"
+	}
+	return strings.Join(diffs, "; ")
+}

@@ -1,0 +1,39 @@
+package datasets_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/neateval/neateval/datasets"
+)
+
+func TestSampleAndSubset(t *testing.T) {
+	d := datasets.Synthetic(100, 1, 4, 4, 3, 1)
+	drawn, rest := d.Sample(30, 7)
+	if len(drawn) != 30 || len(rest) != 70 || !slices.IsSorted(drawn) || !slices.IsSorted(rest) {
+		t.Fatalf("drawn %d, rest %d", len(drawn), len(rest))
+	}
+	all := slices.Sorted(slices.Values(append(slices.Clone(drawn), rest...)))
+	for i, x := range all {
+		if x != i {
+			t.Fatalf("drawn and rest do not partition the set: %v", all)
+		}
+	}
+	again, _ := d.Sample(30, 7)
+	other, _ := d.Sample(30, 8)
+	if !slices.Equal(drawn, again) || slices.Equal(drawn, other) {
+		t.Error("the draw does not follow the seed")
+	}
+	s := d.Subset(drawn, "val")
+	if s.N != 30 || s.Name != "val" || s.Identity() != "val 30" {
+		t.Fatalf("subset %s, %d images", s.Name, s.N)
+	}
+	for k, i := range drawn {
+		if !slices.Equal(s.Image(k), d.Image(i)) || s.Labels[k] != d.Labels[i] {
+			t.Fatalf("image %d of the subset is not image %d", k, i)
+		}
+	}
+	if all, _ := d.Sample(500, 1); len(all) != 100 {
+		t.Errorf("n above N: %d drawn", len(all))
+	}
+}
