@@ -119,7 +119,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, pop *neat.Population, onChunk 
 		order = append(order, c.index)
 	}
 	for _, r := range invalid {
-		e.opts.Logger.Warn().Str("event", "genome_invalid").Int64("genome", r.GenomeID).Int("index", r.Index).Msg(r.Err.Error())
+		e.opts.Logger.Warn().Str(KeyEvent, EventGenomeInvalid).Int64(KeyGenome, r.GenomeID).Int(KeyIndex, r.Index).Msg(r.Err.Error())
 		if e.opts.OnResult != nil {
 			e.opts.OnResult(r)
 		}
@@ -205,8 +205,8 @@ func (e *Evaluator) evaluateGraphs(ctx context.Context, graphs map[int]*neat.Gra
 				err = eerr
 			}
 		}
-		log.Info().Str("event", "chunk_done").Int("chunk", c.Index).Int("chunks", len(plan.Chunks)).
-			Int("genomes", len(rs)).Dur("load_wait", c.Wait).Dur("elapsed", time.Since(start)).
+		log.Info().Str(KeyEvent, EventChunkDone).Int(KeyChunk, c.Index).Int(KeyChunks, len(plan.Chunks)).
+			Int(KeyGenomes, len(rs)).Dur(KeyLoadWait, c.Wait).Dur(KeyElapsed, time.Since(start)).
 			Msgf("chunk %d/%d: %d genomes", c.Index+1, len(plan.Chunks), len(rs))
 		if err != nil {
 			return err
@@ -258,21 +258,17 @@ func (e *Evaluator) scoreAlone(ctx context.Context, idx int, g *neat.Graph) (Res
 	return scoreGenome(ctx, e.b, e.ctl, &e.opts, idx, m, e.data)
 }
 
-// EventLoadOOM is the log event of a genome's weights not fitting on the
-// device when loaded.
-const EventLoadOOM = "load_oom"
-
 func logLoadOOM(log *zerolog.Logger, genome int64, idx int, err error, what string) {
-	log.Warn().Str("event", EventLoadOOM).Int64("genome", genome).Int("index", idx).Str("error", err.Error()).Msg(what)
+	log.Warn().Str(KeyEvent, EventLoadOOM).Int64(KeyGenome, genome).Int(KeyIndex, idx).Str(KeyError, err.Error()).Msg(what)
 }
 
 func (e *Evaluator) deliver(r Result) {
-	ev := e.opts.Logger.Debug().Str("event", "genome_done")
+	ev := e.opts.Logger.Debug().Str(KeyEvent, EventGenomeDone)
 	if !r.OK() {
-		ev = e.opts.Logger.Warn().Str("event", "genome_error").Str("error", r.Err.Error())
+		ev = e.opts.Logger.Warn().Str(KeyEvent, EventGenomeError).Str(KeyError, r.Err.Error())
 	}
-	ev.Int64("genome", r.GenomeID).Int("index", r.Index).Float64("fitness", r.Fitness).
-		Int("images", r.Images).Int("batch", r.Batch).Float64("seconds", r.Seconds).Msg("")
+	ev.Int64(KeyGenome, r.GenomeID).Int(KeyIndex, r.Index).Float64(KeyFitness, r.Fitness).
+		Int(KeyImages, r.Images).Int(KeyBatch, r.Batch).Float64(KeySeconds, r.Seconds).Msg("")
 	if e.opts.OnResult != nil {
 		e.opts.OnResult(r)
 	}

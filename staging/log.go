@@ -6,10 +6,14 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Log field keys of the plan event; trackers read these instead of parsing
-// the message.
+// EventPlan is the manager's one event (the "event" field): the plan of a
+// generation, whose message is the seed's POP line.
+const EventPlan = "plan"
+
+// Field keys of the plan event; trackers read these instead of parsing the
+// message.
 const (
-	EventPlan          = "plan"
+	KeyEvent           = "event"
 	KeyMode            = "mode"
 	KeyTotalBytes      = "total_bytes"
 	KeyFixedBytes      = "fixed_bytes"
@@ -66,7 +70,7 @@ func sumModels(p *Plan) int64 {
 
 func logPlan(log zerolog.Logger, p *Plan, cfg Config, genomes int) {
 	log.Info().
-		Str("event", EventPlan).
+		Str(KeyEvent, EventPlan).
 		Str(KeyMode, string(p.Mode)).
 		Int64(KeyTotalBytes, p.Total).
 		Int64(KeyFixedBytes, p.Fixed).

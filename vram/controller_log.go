@@ -1,16 +1,16 @@
 package vram
 
-// Log field keys of the controller's events. They are part of the log
+// Field keys of the controller's events. They are part of the log
 // schema: stable, lowercase.
 const (
-	FieldEvent          = "event"
-	FieldGenome         = "genome"
-	FieldOldBatch       = "old_batch"
-	FieldNewBatch       = "new_batch"
-	FieldBytesRequested = "bytes_requested"
-	FieldBytesFree      = "bytes_free"
-	FieldReason         = "reason"
-	FieldAttempt        = "attempt"
+	KeyEvent          = "event"
+	KeyGenome         = "genome"
+	KeyOldBatch       = "old_batch"
+	KeyNewBatch       = "new_batch"
+	KeyBytesRequested = "bytes_requested"
+	KeyBytesFree      = "bytes_free"
+	KeyReason         = "reason"
+	KeyAttempt        = "attempt"
 )
 
 // The controller's events (the "event" field).
@@ -40,26 +40,26 @@ const (
 )
 
 func (c *BatchController) logChange(event, reason string, genome int64, old, next int, req, free int64) {
-	c.log.Info().Str(FieldEvent, event).Int64(FieldGenome, genome).
-		Int(FieldOldBatch, old).Int(FieldNewBatch, next).
-		Int64(FieldBytesRequested, req).Int64(FieldBytesFree, free).Str(FieldReason, reason).
+	c.log.Info().Str(KeyEvent, event).Int64(KeyGenome, genome).
+		Int(KeyOldBatch, old).Int(KeyNewBatch, next).
+		Int64(KeyBytesRequested, req).Int64(KeyBytesFree, free).Str(KeyReason, reason).
 		Msgf("VRAM | genome %d | batch %d → %d (%s: %s requested, %s free)",
 			genome, old, next, reason, FormatBytes(req), FormatBytes(free))
 }
 
 func (c *BatchController) logRetry(genome int64, batch int, req, free int64, attempt int) {
-	c.log.Info().Str(FieldEvent, EventBatchRetry).Int64(FieldGenome, genome).
-		Int(FieldOldBatch, batch).Int(FieldNewBatch, batch).
-		Int64(FieldBytesRequested, req).Int64(FieldBytesFree, free).Str(FieldReason, ReasonOOM).
-		Int(FieldAttempt, attempt).
+	c.log.Info().Str(KeyEvent, EventBatchRetry).Int64(KeyGenome, genome).
+		Int(KeyOldBatch, batch).Int(KeyNewBatch, batch).
+		Int64(KeyBytesRequested, req).Int64(KeyBytesFree, free).Str(KeyReason, ReasonOOM).
+		Int(KeyAttempt, attempt).
 		Msgf("VRAM | genome %d | out of memory at batch %d, trying again (%s requested, %s free)",
 			genome, batch, FormatBytes(req), FormatBytes(free))
 }
 
 func (c *BatchController) logExhausted(genome int64, batch int, req, free int64) {
-	c.log.Warn().Str(FieldEvent, EventBatchExhausted).Int64(FieldGenome, genome).
-		Int(FieldOldBatch, batch).Int(FieldNewBatch, 0).
-		Int64(FieldBytesRequested, req).Int64(FieldBytesFree, free).Str(FieldReason, ReasonOOM).
+	c.log.Warn().Str(KeyEvent, EventBatchExhausted).Int64(KeyGenome, genome).
+		Int(KeyOldBatch, batch).Int(KeyNewBatch, 0).
+		Int64(KeyBytesRequested, req).Int64(KeyBytesFree, free).Str(KeyReason, ReasonOOM).
 		Msgf("VRAM | genome %d | out of memory at batch %d (%s requested, %s free): giving up",
 			genome, batch, FormatBytes(req), FormatBytes(free))
 }
