@@ -5,7 +5,7 @@ import (
 	"sync"
 
 	"github.com/neateval/neateval/datasets"
-	"github.com/neateval/neateval/evaluator/kernels"
+	"github.com/neateval/neateval/evaluator/cpu/kernels"
 	"github.com/neateval/neateval/neat"
 	"github.com/neateval/neateval/vram"
 )

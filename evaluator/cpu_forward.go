@@ -7,7 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/neateval/neateval/evaluator/kernels"
+	"github.com/neateval/neateval/evaluator/cpu/kernels"
 	"github.com/neateval/neateval/neat"
 	"github.com/neateval/neateval/vram"
 )

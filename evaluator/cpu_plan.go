@@ -1,7 +1,7 @@
 package evaluator
 
 import (
-	"github.com/neateval/neateval/evaluator/kernels"
+	"github.com/neateval/neateval/evaluator/cpu/kernels"
 	"github.com/neateval/neateval/neat"
 	"github.com/neateval/neateval/vram"
 )
