@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/neateval/neateval/evaluator"
+	"github.com/neateval/neateval/evaluator/cpu"
 	"github.com/neateval/neateval/neat"
 	"github.com/neateval/neateval/staging"
 	"github.com/neateval/neateval/vram"
@@ -170,7 +171,7 @@ func runPlan(ctx context.Context, o planOptions, stdout io.Writer) error {
 	var b evaluator.Backend
 	rep := planReport{DType: dt.String()}
 	if total > 0 {
-		b, err = evaluator.NewCPU(evaluator.BackendOptions{DType: dt, MemoryBytes: 1 << 20})
+		b, err = cpu.New(evaluator.BackendOptions{DType: dt, MemoryBytes: 1 << 20})
 		rep.DeviceSource = "--device-memory"
 	} else {
 		b, err = openBackend(cfg)
