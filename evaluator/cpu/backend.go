@@ -16,10 +16,10 @@ import (
 // every step computes in float32 on a tile of images.
 const bf16Tile = 32
 
-// Backend is the backend that computes on the host's cores, with its memory in a
-// vram.CPUDevice arena: weights, the cached validation set, activations and
-// workspace are all allocated there, so a batch too large for the configured
-// memory fails where a GPU would fail.
+// Backend computes forwards on the host's cores, with its memory in a
+// vram.CPUDevice arena: weights, the cached validation set, activations
+// and workspace are all allocated there, so a batch too large for the
+// configured memory fails where a GPU would fail.
 type Backend struct {
 	dev     *vram.CPUDevice
 	dtype   vram.DType
