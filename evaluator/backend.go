@@ -12,8 +12,10 @@ import (
 	"github.com/neateval/neateval/vram"
 )
 
-// Backend computes forwards on one device. The CPU backend is always built;
-// others (CUDA) register themselves by name from build-tagged packages.
+// Backend computes forwards on one device. Backends register themselves by
+// name from their own packages (evaluator/cpu as "cpu", evaluator/cuda as
+// "cuda" in a build with the cuda tag), and a program opens one by name
+// with OpenBackend.
 //
 // A Backend is safe for concurrent use: up to fitness_eval_parallel forwards
 // run on it at once, each on its own model.
@@ -107,7 +109,7 @@ type NewBackendFunc func(BackendOptions) (Backend, error)
 
 var (
 	registryMu sync.Mutex
-	registry   = map[string]NewBackendFunc{"cpu": func(o BackendOptions) (Backend, error) { return NewCPU(o) }}
+	registry   = map[string]NewBackendFunc{}
 	// unavailable holds, per name, why a known backend is not in this build.
 	unavailable = map[string]string{}
 )
@@ -146,13 +148,21 @@ func Backends() []string {
 	return names
 }
 
+// cpuName is the CPU backend's registered name, the backend "auto" falls
+// back to; cpuPackage registers it.
+const (
+	cpuName    = "cpu"
+	cpuPackage = "github.com/neateval/neateval/evaluator/cpu"
+)
+
 // OpenBackend creates the backend of that name. "auto" picks the first
-// registered GPU backend that opens, and the CPU otherwise.
+// registered GPU backend that opens, and the CPU backend otherwise.
 func OpenBackend(name string, o BackendOptions) (Backend, error) {
 	registryMu.Lock()
 	f, ok := registry[name]
 	why := unavailable[name]
 	gpu := registry["cuda"]
+	cpu := registry[cpuName]
 	registryMu.Unlock()
 	if name == "auto" {
 		if gpu != nil {
@@ -160,7 +170,10 @@ func OpenBackend(name string, o BackendOptions) (Backend, error) {
 				return b, nil
 			}
 		}
-		return NewCPU(o)
+		name, f, ok = cpuName, cpu, cpu != nil
+	}
+	if !ok && name == cpuName {
+		return nil, fmt.Errorf("backend %q is not linked into this program (its package is %s)", name, cpuPackage)
 	}
 	if !ok {
 		if why != "" {

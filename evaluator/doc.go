@@ -1,12 +1,29 @@
-// Package evaluator computes the fitness of CNN genomes: it compiles each
-// genome into a forward program, runs it over a validation set on a
-// backend, and reduces the logits to accuracy and loss.
+// Package evaluator computes the fitness of CNN genomes on any backend: it
+// compiles each genome into a forward program, plans which genomes share
+// the device when, runs their forwards over a validation set on a Backend,
+// and turns the reductions into accuracy, loss and fitness.
 //
-// A Backend owns a device (vram.Device) and its kernels. The CPU backend is
-// always built: its device is an arena of fixed capacity, so weights,
-// activations and workspace are really allocated, and a batch that is too
-// large fails with the same out-of-memory error a GPU gives. The CUDA
-// backend registers itself from a package built with the cuda tag.
+// The package holds what every backend shares: the Backend interface, the
+// registry of backends by name, and the orchestration. It computes no
+// forward itself.
+//
+// # Backends
+//
+// A Backend owns a device (vram.Device) and its kernels: it loads a
+// genome's weights, runs a forward over a slice of images and reduces the
+// logits to SliceStats (Reduce defines them), and predicts its own memory
+// (Footprint). Each backend lives in its own package and registers itself
+// by name from init:
+//
+//   - evaluator/cpu, "cpu": the host's cores, in an arena of fixed capacity;
+//   - evaluator/cuda, "cuda": an NVIDIA GPU, built with the cuda tag.
+//
+// A program uses a backend's package directly (cpu.New), or links the
+// packages it wants (a blank import) and opens one by name with
+// OpenBackend; "auto" opens the GPU backend when one is linked and opens,
+// and the CPU backend otherwise.
+//
+// # Orchestration
 //
 // An Evaluator ties a backend to a data set for a whole experiment. Each
 // generation, Evaluate:
@@ -24,7 +41,7 @@
 //
 // In a program:
 //
-//	b, _ := evaluator.NewCPU(evaluator.BackendOptions{MemoryBytes: 4 << 30, Threads: 2})
+//	b, _ := cpu.New(evaluator.BackendOptions{MemoryBytes: 4 << 30, Threads: 2})
 //	defer b.Close()
 //	e, _ := evaluator.New(b, ds, staging.DefaultConfig(), evaluator.Options{Fitness: evaluator.Accuracy})
 //	defer e.Close()

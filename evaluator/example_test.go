@@ -7,6 +7,7 @@ import (
 
 	"github.com/neateval/neateval/datasets"
 	"github.com/neateval/neateval/evaluator"
+	"github.com/neateval/neateval/evaluator/cpu"
 	"github.com/neateval/neateval/neat"
 	"github.com/neateval/neateval/staging"
 )
@@ -16,7 +17,7 @@ import (
 func Example() {
 	ctx := context.Background()
 	ds := datasets.Synthetic(256, 1, 28, 28, 10, 1) // the validation set
-	b, err := evaluator.NewCPU(evaluator.BackendOptions{MemoryBytes: 256 << 20, Threads: 1})
+	b, err := cpu.New(evaluator.BackendOptions{MemoryBytes: 256 << 20, Threads: 1})
 	if err != nil {
 		panic(err)
 	}
@@ -54,7 +55,7 @@ func ExampleFitnessFunc() {
 		return m.Accuracy - 1e-5*float64(m.Params)
 	}
 	ds := datasets.Synthetic(128, 1, 28, 28, 10, 2)
-	b, err := evaluator.NewCPU(evaluator.BackendOptions{MemoryBytes: 256 << 20, Threads: 1})
+	b, err := cpu.New(evaluator.BackendOptions{MemoryBytes: 256 << 20, Threads: 1})
 	if err != nil {
 		panic(err)
 	}
@@ -87,7 +88,7 @@ func ExampleEvaluator_Manager() {
 	ctx := context.Background()
 	in := neat.Input{Channels: 1, Height: 28, Width: 28}
 	ds := datasets.Synthetic(128, 1, 28, 28, 10, 3)
-	b, err := evaluator.NewCPU(evaluator.BackendOptions{MemoryBytes: 256 << 20, Threads: 1})
+	b, err := cpu.New(evaluator.BackendOptions{MemoryBytes: 256 << 20, Threads: 1})
 	if err != nil {
 		panic(err)
 	}
@@ -153,7 +154,7 @@ func ExampleEvaluator_Manager() {
 func ExampleEvaluator_Evaluate_evolution() {
 	ctx := context.Background()
 	ds := datasets.Synthetic(300, 1, 28, 28, 10, 4)
-	b, err := evaluator.NewCPU(evaluator.BackendOptions{MemoryBytes: 256 << 20, Threads: 1})
+	b, err := cpu.New(evaluator.BackendOptions{MemoryBytes: 256 << 20, Threads: 1})
 	if err != nil {
 		panic(err)
 	}

@@ -2,12 +2,13 @@ package evaluator
 
 import "math"
 
-// reduce scores n rows of logits against their labels: the prediction is the
-// argmax (a tie goes to the lowest class), the loss of a row is
+// Reduce scores n rows of logits against their labels, as SliceStats
+// defines it: a backend that reduces on the host calls it, one that reduces
+// on its device computes the same. The prediction is the argmax (a tie goes to the lowest class), the loss of a row is
 // logsumexp(logits) − logits[label], computed in float64 after subtracting
 // the row's max. A row with a NaN or ±Inf counts in NonFinite and adds to
 // neither the correct count nor the loss.
-func reduce(logits []float32, labels []uint8, classes int) SliceStats {
+func Reduce(logits []float32, labels []uint8, classes int) SliceStats {
 	st := SliceStats{Images: len(labels)}
 	for r, label := range labels {
 		row := logits[r*classes : (r+1)*classes]

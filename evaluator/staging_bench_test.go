@@ -8,6 +8,7 @@ import (
 
 	"github.com/neateval/neateval/datasets"
 	"github.com/neateval/neateval/evaluator"
+	"github.com/neateval/neateval/evaluator/cpu"
 	"github.com/neateval/neateval/neat"
 	"github.com/neateval/neateval/staging"
 	"github.com/neateval/neateval/vram"
@@ -39,7 +40,7 @@ func BenchmarkPrefetch(b *testing.B) {
 
 func benchmarkPrefetch(b *testing.B, name string, pop *neat.Population, ds *datasets.Dataset, prefetch bool) {
 	b.Run(name, func(b *testing.B) {
-		be, err := evaluator.NewCPU(evaluator.BackendOptions{DType: vram.Float32, MemoryBytes: 512 << 20, Threads: 2})
+		be, err := cpu.New(evaluator.BackendOptions{DType: vram.Float32, MemoryBytes: 512 << 20, Threads: 2})
 		if err != nil {
 			b.Fatal(err)
 		}

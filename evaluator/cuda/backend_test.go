@@ -15,6 +15,7 @@ import (
 
 	"github.com/neateval/neateval/datasets"
 	"github.com/neateval/neateval/evaluator"
+	"github.com/neateval/neateval/evaluator/cpu"
 	"github.com/neateval/neateval/evaluator/evaltest"
 	"github.com/neateval/neateval/neat"
 	"github.com/neateval/neateval/staging"
@@ -45,7 +46,7 @@ func images(n int) int {
 
 func newCPU(t testing.TB, dt vram.DType) evaluator.Backend {
 	t.Helper()
-	b, err := evaluator.NewCPU(evaluator.BackendOptions{DType: dt, MemoryBytes: 1 << 30, Threads: 2})
+	b, err := cpu.New(evaluator.BackendOptions{DType: dt, MemoryBytes: 1 << 30, Threads: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/neateval/neateval/evaluator"
 	"github.com/neateval/neateval/evaluator/cuda/internal/sched"
-	"github.com/neateval/neateval/evaluator/kernels"
 	"github.com/neateval/neateval/neat"
 	"github.com/neateval/neateval/vram"
 )
@@ -144,7 +143,7 @@ func (b *Backend) storeValues(buf *pinned, off int64, v []float32) {
 	}
 	if b.dtype == vram.BFloat16 {
 		dst := unsafe.Slice((*uint16)(unsafe.Add(buf.p, off*2)), len(v))
-		kernels.F32ToBF16(dst, v)
+		vram.F32ToBF16(dst, v)
 		return
 	}
 	copy(unsafe.Slice((*float32)(unsafe.Add(buf.p, off*4)), len(v)), v)

@@ -1,11 +1,12 @@
-package evaluator
+package cpu
 
 import (
 	"fmt"
 	"sync"
 
 	"github.com/neateval/neateval/datasets"
-	"github.com/neateval/neateval/evaluator/kernels"
+	"github.com/neateval/neateval/evaluator"
+	"github.com/neateval/neateval/evaluator/cpu/kernels"
 	"github.com/neateval/neateval/neat"
 	"github.com/neateval/neateval/vram"
 )
@@ -15,41 +16,43 @@ import (
 // every step computes in float32 on a tile of images.
 const bf16Tile = 32
 
-// CPU is the backend that computes on the host's cores, with its memory in a
-// vram.CPUDevice arena: weights, the cached validation set, activations and
-// workspace are all allocated there, so a batch too large for the configured
-// memory fails where a GPU would fail.
-type CPU struct {
+// Backend computes forwards on the host's cores, with its memory in a
+// vram.CPUDevice arena: weights, the cached validation set, activations
+// and workspace are all allocated there, so a batch too large for the
+// configured memory fails where a GPU would fail.
+type Backend struct {
 	dev     *vram.CPUDevice
 	dtype   vram.DType
 	threads int
 }
 
-var _ Backend = (*CPU)(nil)
+var _ evaluator.Backend = (*Backend)(nil)
 
-// NewCPU creates a CPU backend with its own arena.
-func NewCPU(o BackendOptions) (*CPU, error) {
+// New creates a CPU backend with its own arena of o.MemoryBytes (0: a
+// default share of host memory), storing in o.DType, each forward on
+// o.Threads threads (0: 1), with o.Faults injected into the arena.
+func New(o evaluator.BackendOptions) (*Backend, error) {
 	dev, err := vram.NewCPUDevice(vram.CPUOptions{MemoryBytes: o.MemoryBytes, Faults: o.Faults})
 	if err != nil {
 		return nil, err
 	}
-	return &CPU{dev: dev, dtype: o.DType, threads: max(o.Threads, 1)}, nil
+	return &Backend{dev: dev, dtype: o.DType, threads: max(o.Threads, 1)}, nil
 }
 
 // Name is "cpu".
-func (c *CPU) Name() string { return "cpu" }
+func (c *Backend) Name() string { return "cpu" }
 
 // Device is the arena.
-func (c *CPU) Device() vram.Device { return c.dev }
+func (c *Backend) Device() vram.Device { return c.dev }
 
 // DType is the storage element type.
-func (c *CPU) DType() vram.DType { return c.dtype }
+func (c *Backend) DType() vram.DType { return c.dtype }
 
 // Close unmaps the arena.
-func (c *CPU) Close() error { return c.dev.Close() }
+func (c *Backend) Close() error { return c.dev.Close() }
 
-// cpuData is the validation set: on the device when cached, else on the host.
-type cpuData struct {
+// data is the validation set: on the device when cached, else on the host.
+type data struct {
 	ds      *datasets.Dataset
 	block   *vram.Block
 	dev     *vram.CPUDevice
@@ -57,16 +60,16 @@ type cpuData struct {
 	once    sync.Once
 }
 
-func (d *cpuData) Len() int { return d.ds.N }
+func (d *data) Len() int { return d.ds.N }
 
-func (d *cpuData) Bytes() int64 {
+func (d *data) Bytes() int64 {
 	if d.block == nil {
 		return 0
 	}
 	return d.block.Size
 }
 
-func (d *cpuData) Release() {
+func (d *data) Release() {
 	d.once.Do(func() {
 		if d.block != nil {
 			d.dev.Free(d.block)
@@ -75,8 +78,8 @@ func (d *cpuData) Release() {
 }
 
 // PrepareData copies the images to the arena when cache is true.
-func (c *CPU) PrepareData(ds *datasets.Dataset, cache bool) (Data, error) {
-	d := &cpuData{ds: ds, dev: c.dev, imgSize: ds.ImageSize()}
+func (c *Backend) PrepareData(ds *datasets.Dataset, cache bool) (evaluator.Data, error) {
+	d := &data{ds: ds, dev: c.dev, imgSize: ds.ImageSize()}
 	if !cache {
 		return d, nil
 	}
@@ -92,7 +95,7 @@ func (c *CPU) PrepareData(ds *datasets.Dataset, cache bool) (Data, error) {
 
 // storeValues writes float32 values into a block at element offset off, in
 // the device's dtype.
-func (c *CPU) storeValues(b *vram.Block, off int, v []float32) {
+func (c *Backend) storeValues(b *vram.Block, off int, v []float32) {
 	if c.dtype == vram.BFloat16 {
 		kernels.F32ToBF16(c.dev.Uint16s(b)[off:off+len(v)], v)
 		return
@@ -100,9 +103,9 @@ func (c *CPU) storeValues(b *vram.Block, off int, v []float32) {
 	copy(c.dev.Float32s(b)[off:off+len(v)], v)
 }
 
-// cpuModel is a genome's weights in the arena: one block, every tensor at a
+// model is a genome's weights in the arena: one block, every tensor at a
 // known element offset.
-type cpuModel struct {
+type model struct {
 	g     *neat.Graph
 	dev   *vram.CPUDevice
 	block *vram.Block
@@ -111,16 +114,16 @@ type cpuModel struct {
 	once  sync.Once
 }
 
-func (m *cpuModel) Graph() *neat.Graph { return m.g }
+func (m *model) Graph() *neat.Graph { return m.g }
 
-func (m *cpuModel) Bytes() int64 {
+func (m *model) Bytes() int64 {
 	if m.block == nil {
 		return 0
 	}
 	return m.block.Size
 }
 
-func (m *cpuModel) Unload() {
+func (m *model) Unload() {
 	m.once.Do(func() {
 		if m.block != nil {
 			m.dev.Free(m.block)
@@ -129,8 +132,8 @@ func (m *cpuModel) Unload() {
 }
 
 // Load copies the graph's weights into one arena block.
-func (c *CPU) Load(g *neat.Graph) (Model, error) {
-	m := &cpuModel{g: g, dev: c.dev, wOff: make([]int, len(g.Steps)), bOff: make([]int, len(g.Steps))}
+func (c *Backend) Load(g *neat.Graph) (evaluator.Model, error) {
+	m := &model{g: g, dev: c.dev, wOff: make([]int, len(g.Steps)), bOff: make([]int, len(g.Steps))}
 	off := 0
 	for i := range g.Steps {
 		s := &g.Steps[i]
@@ -163,10 +166,10 @@ func (c *CPU) Load(g *neat.Graph) (Model, error) {
 // Footprint predicts what Load and Forward allocate for g at batch b: the
 // weights' block, and the forward's one block as memPlan lays it out, both
 // rounded as the arena's allocator rounds.
-func (c *CPU) Footprint(g *neat.Graph, b int, cachedData bool) Footprint {
+func (c *Backend) Footprint(g *neat.Graph, b int, cachedData bool) evaluator.Footprint {
 	var model int64
 	if g.Params > 0 {
 		model = vram.RoundSize(g.WeightBytes(c.dtype.Size()))
 	}
-	return Footprint{Model: model, Act: vram.RoundSize(c.plan(g, b, !cachedData).size)}
+	return evaluator.Footprint{Model: model, Act: vram.RoundSize(c.plan(g, b, !cachedData).size)}
 }

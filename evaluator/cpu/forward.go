@@ -1,4 +1,4 @@
-package evaluator
+package cpu
 
 import (
 	"context"
@@ -7,7 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/neateval/neateval/evaluator/kernels"
+	"github.com/neateval/neateval/evaluator"
+	"github.com/neateval/neateval/evaluator/cpu/kernels"
 	"github.com/neateval/neateval/neat"
 	"github.com/neateval/neateval/vram"
 )
@@ -16,32 +17,32 @@ import (
 // graph's liveness schedule. All of the forward's activations and workspace
 // live in one block of the arena, allocated before the first step and laid
 // out by memPlan; its size is exactly what Footprint predicts.
-func (c *CPU) Forward(ctx context.Context, mm Model, dd Data, lo, hi int) (SliceStats, error) {
-	m, ok := mm.(*cpuModel)
+func (c *Backend) Forward(ctx context.Context, mm evaluator.Model, dd evaluator.Data, lo, hi int) (evaluator.SliceStats, error) {
+	m, ok := mm.(*model)
 	if !ok {
-		return SliceStats{}, fmt.Errorf("evaluator: cpu backend given a %T model", mm)
+		return evaluator.SliceStats{}, fmt.Errorf("cpu: Forward given a %T model of another backend", mm)
 	}
-	d, ok := dd.(*cpuData)
+	d, ok := dd.(*data)
 	if !ok {
-		return SliceStats{}, fmt.Errorf("evaluator: cpu backend given a %T data set", dd)
+		return evaluator.SliceStats{}, fmt.Errorf("cpu: Forward given a %T data set of another backend", dd)
 	}
 	if lo < 0 || hi > d.ds.N || lo >= hi {
-		return SliceStats{}, fmt.Errorf("evaluator: slice [%d, %d) of %d images", lo, hi, d.ds.N)
+		return evaluator.SliceStats{}, fmt.Errorf("cpu: slice [%d, %d) of %d images", lo, hi, d.ds.N)
 	}
 	g, n := m.g, hi-lo
 	p := c.plan(g, n, d.block == nil)
 	block, err := c.dev.Alloc(p.size)
 	if err != nil {
-		return SliceStats{}, err
+		return evaluator.SliceStats{}, err
 	}
 	defer c.dev.Free(block)
-	tiles := make([]SliceStats, (n+p.tile-1)/p.tile)
+	tiles := make([]evaluator.SliceStats, (n+p.tile-1)/p.tile)
 	packs := c.packWeights(m, block, &p, min(n, p.tile))
 	var next atomic.Int64
 	if len(p.parts) == 1 {
 		f := &cpuForward{c: c, m: m, g: g, block: block, tile: p.tile, plan: &p, packs: packs, part: &p.parts[0]}
 		if err := f.run(ctx, d, lo, hi, tiles, &next); err != nil {
-			return SliceStats{}, err
+			return evaluator.SliceStats{}, err
 		}
 	} else {
 		errs := make([]error, len(p.parts))
@@ -52,10 +53,10 @@ func (c *CPU) Forward(ctx context.Context, mm Model, dd Data, lo, hi int) (Slice
 		}
 		wg.Wait()
 		if err := errors.Join(errs...); err != nil {
-			return SliceStats{}, err
+			return evaluator.SliceStats{}, err
 		}
 	}
-	var st SliceStats
+	var st evaluator.SliceStats
 	for _, t := range tiles {
 		st.Add(t)
 	}
@@ -65,7 +66,7 @@ func (c *CPU) Forward(ctx context.Context, mm Model, dd Data, lo, hi int) (Slice
 // packWeights packs the weights of every step that has a packed region in
 // the plan, for tiles of b images on the parts' kernel threads, and returns
 // the packings (per step).
-func (c *CPU) packWeights(m *cpuModel, block *vram.Block, p *forwardPlan, b int) []kernels.Packing {
+func (c *Backend) packWeights(m *model, block *vram.Block, p *forwardPlan, b int) []kernels.Packing {
 	packs := make([]kernels.Packing, len(m.g.Steps))
 	all, w := c.dev.Float32s(block), c.dev.Float32s(m.block)
 	threads := p.parts[0].threads
@@ -87,8 +88,8 @@ func (c *CPU) packWeights(m *cpuModel, block *vram.Block, p *forwardPlan, b int)
 
 // cpuForward is the state of one part of a forward.
 type cpuForward struct {
-	c     *CPU
-	m     *cpuModel
+	c     *Backend
+	m     *model
 	g     *neat.Graph
 	n     int // images in the tile being computed
 	tile  int // images per tile
@@ -117,7 +118,7 @@ func (f *cpuForward) u16(off int64, n int) []uint16 {
 // the first part of every buffer. The tile's activations stay in the
 // caches between steps, and the rest of the region is never touched (the
 // arena commits pages on first touch).
-func (f *cpuForward) run(ctx context.Context, d *cpuData, lo, hi int, tiles []SliceStats, next *atomic.Int64) error {
+func (f *cpuForward) run(ctx context.Context, d *data, lo, hi int, tiles []evaluator.SliceStats, next *atomic.Int64) error {
 	for {
 		t := int(next.Add(1)) - 1
 		if t >= len(tiles) {
@@ -133,7 +134,7 @@ func (f *cpuForward) run(ctx context.Context, d *cpuData, lo, hi int, tiles []Sl
 }
 
 // runTile computes one tile: images [lo, hi) of the data set, f.n of them.
-func (f *cpuForward) runTile(d *cpuData, lo, hi int) SliceStats {
+func (f *cpuForward) runTile(d *data, lo, hi int) evaluator.SliceStats {
 	c, g, n := f.c, f.g, f.n
 	bf16 := c.dtype == vram.BFloat16
 	sz := d.imgSize
@@ -180,13 +181,13 @@ func (f *cpuForward) runTile(d *cpuData, lo, hi int) SliceStats {
 		}
 	}
 	logits := f.f32(f.part.out[last], n*g.NumClasses)
-	return reduce(logits, d.ds.Labels[lo:hi], g.NumClasses)
+	return evaluator.Reduce(logits, d.ds.Labels[lo:hi], g.NumClasses)
 }
 
 // stepWorkspace is the float32 scratch step i needs in a forward of b
 // images on one part: for a tile of them, with kernels on the backend's
 // threads; see stepWorkspaceT.
-func (c *CPU) stepWorkspace(g *neat.Graph, i, b int) int64 {
+func (c *Backend) stepWorkspace(g *neat.Graph, i, b int) int64 {
 	return c.stepWorkspaceT(g, i, min(b, tileImages(g)), c.threads)
 }
 
@@ -195,7 +196,7 @@ func (c *CPU) stepWorkspace(g *neat.Graph, i, b int) int64 {
 // the merged input (for a node with several inputs) and the kernel's
 // workspace; in bfloat16, a tile of converted inputs and outputs, the
 // step's weights in float32, and the kernel's workspace for a tile.
-func (c *CPU) stepWorkspaceT(g *neat.Graph, i, b, threads int) int64 {
+func (c *Backend) stepWorkspaceT(g *neat.Graph, i, b, threads int) int64 {
 	s := &g.Steps[i]
 	if c.dtype != vram.BFloat16 {
 		var merged int64

@@ -1,4 +1,4 @@
-package evaluator
+package cpu
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/neateval/neateval/datasets"
+	"github.com/neateval/neateval/evaluator"
 	"github.com/neateval/neateval/neat"
 	"github.com/neateval/neateval/vram"
 )
@@ -26,7 +27,7 @@ func TestPartsSplit(t *testing.T) {
 		{600, 4, [][2]int{{600, 4}}},
 		{10000, 1, [][2]int{{10000, 1}}},
 	} {
-		c := &CPU{threads: tc.threads}
+		c := &Backend{threads: tc.threads}
 		var got [][2]int
 		for _, p := range c.parts(tc.n, 256) {
 			got = append(got, [2]int{p.n, p.threads})
@@ -49,12 +50,12 @@ func TestPartsSameResults(t *testing.T) {
 	ctx := context.Background()
 	for _, dt := range []vram.DType{vram.Float32, vram.BFloat16} {
 		for _, cached := range []bool{true, false} {
-			var want []SliceStats
+			var want []evaluator.SliceStats
 			for _, threads := range []int{1, 2, 3} {
 				for _, split := range []bool{true, false} {
 					prev := tileParallel
 					tileParallel = split
-					c, err := NewCPU(BackendOptions{DType: dt, MemoryBytes: 256 << 20, Threads: threads})
+					c, err := New(evaluator.BackendOptions{DType: dt, MemoryBytes: 256 << 20, Threads: threads})
 					if err != nil {
 						t.Fatal(err)
 					}

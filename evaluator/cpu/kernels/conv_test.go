@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/neateval/neateval/evaluator/kernels"
+	"github.com/neateval/neateval/evaluator/cpu/kernels"
 )
 
 // convRef is the float64 definition, a plain loop over the formula: it

@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/neateval/neateval/evaluator/kernels"
+	"github.com/neateval/neateval/evaluator/cpu/kernels"
 )
 
 // actInputs covers each activation's branches and edges: a dense sweep of

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/neateval/neateval/evaluator/kernels"
+	"github.com/neateval/neateval/evaluator/cpu/kernels"
 )
 
 // TestConv2DPackedSameAsConv2D packs each shape's weights once, for a batch

@@ -3,7 +3,7 @@ package kernels_test
 import (
 	"fmt"
 
-	"github.com/neateval/neateval/evaluator/kernels"
+	"github.com/neateval/neateval/evaluator/cpu/kernels"
 )
 
 // A 3×3 convolution with one input and one output channel, zero padding 1:

@@ -1,4 +1,4 @@
-package evaluator_test
+package cpu_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/neateval/neateval/datasets"
 	"github.com/neateval/neateval/evaluator"
+	"github.com/neateval/neateval/evaluator/cpu"
 	"github.com/neateval/neateval/neat"
 	"github.com/neateval/neateval/staging"
 	"github.com/neateval/neateval/vram"
@@ -20,8 +21,8 @@ import (
 // reports images·genomes/s and GFLOP/s (FLOPs as the population format
 // counts them). It is the benchmark to profile the whole evaluation with:
 //
-//	go test -run '^$' -bench Evaluate -cpuprofile cpu.out ./evaluator/
-//	go tool pprof -top evaluator.test cpu.out
+//	go test -run '^$' -bench Evaluate -cpuprofile cpu.out ./evaluator/cpu/
+//	go tool pprof -top cpu.test cpu.out
 func BenchmarkEvaluate(b *testing.B) {
 	in := neat.Input{Channels: 1, Height: 28, Width: 28}
 	ds := datasets.Synthetic(1024, 1, 28, 28, 10, 1)
@@ -47,8 +48,8 @@ func BenchmarkEvaluate(b *testing.B) {
 			}
 			name := fmt.Sprintf("%s/parallel=%d/threads=%d/split=%s/tile=%s", preset.name, c.parallel, c.threads, c.split, tile)
 			b.Run(name, func(b *testing.B) {
-				defer evaluator.SetTileParallel(evaluator.SetTileParallel(c.split != "kernels"))
-				defer evaluator.SetTile(evaluator.SetTile(c.tile))
+				defer cpu.SetTileParallel(cpu.SetTileParallel(c.split != "kernels"))
+				defer cpu.SetTile(cpu.SetTile(c.tile))
 				benchmarkEvaluate(b, pop, ds, c.parallel, c.parallel*c.threads)
 			})
 		}
@@ -56,7 +57,7 @@ func BenchmarkEvaluate(b *testing.B) {
 }
 
 func benchmarkEvaluate(b *testing.B, pop *neat.Population, ds *datasets.Dataset, parallel, threads int) {
-	be, err := evaluator.NewCPU(evaluator.BackendOptions{
+	be, err := cpu.New(evaluator.BackendOptions{
 		DType: vram.Float32, MemoryBytes: 2 << 30, Threads: evaluator.ThreadsPerForward(threads, parallel),
 	})
 	if err != nil {

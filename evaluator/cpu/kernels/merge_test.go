@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/neateval/neateval/evaluator/kernels"
+	"github.com/neateval/neateval/evaluator/cpu/kernels"
 )
 
 func TestSumMerge(t *testing.T) {

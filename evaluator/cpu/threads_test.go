@@ -1,10 +1,11 @@
-package evaluator_test
+package cpu_test
 
 import (
 	"testing"
 
 	"github.com/neateval/neateval/datasets"
 	"github.com/neateval/neateval/evaluator"
+	"github.com/neateval/neateval/evaluator/cpu"
 	"github.com/neateval/neateval/evaluator/evaltest"
 	"github.com/neateval/neateval/neat"
 	"github.com/neateval/neateval/staging"
@@ -14,7 +15,7 @@ import (
 // threads, so that each forward runs as two parts taking tiles from a
 // shared counter, against the float64 reference.
 func TestThreadedSlicesMatchReference(t *testing.T) {
-	defer evaluator.SetTile(evaluator.SetTile(32))
+	defer cpu.SetTile(cpu.SetTile(32))
 	in := neat.Input{Channels: 1, Height: 12, Width: 12}
 	pop := neat.Generate(8, 5, in, 10, neat.DefaultGenConfig())
 	ds := datasets.Synthetic(250, 1, 12, 12, 10, 8)

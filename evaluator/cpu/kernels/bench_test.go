@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/neateval/neateval/evaluator/kernels"
+	"github.com/neateval/neateval/evaluator/cpu/kernels"
 )
 
 // Each benchmark has one sub-benchmark per SIMD path, so that a run compares

@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/neateval/neateval/evaluator/kernels"
+	"github.com/neateval/neateval/evaluator/cpu/kernels"
 )
 
 func poolRef(src []float32, planes, h, w, k, s, oh, ow int, isMax bool) []float64 {

@@ -1,7 +1,7 @@
-package evaluator
+package cpu
 
 import (
-	"github.com/neateval/neateval/evaluator/kernels"
+	"github.com/neateval/neateval/evaluator/cpu/kernels"
 	"github.com/neateval/neateval/neat"
 	"github.com/neateval/neateval/vram"
 )
@@ -115,7 +115,7 @@ var tileParallel = true
 // parts splits a slice of n images in tiles of tile among the backend's
 // threads: each part's share is whole tiles, and at least one full tile,
 // the most it computes at a time.
-func (c *CPU) parts(n, tile int) []partPlan {
+func (c *Backend) parts(n, tile int) []partPlan {
 	tiles := (n + tile - 1) / tile
 	t := c.threads
 	if !tileParallel || t == 1 || tiles < t {
@@ -132,7 +132,7 @@ func (c *CPU) parts(n, tile int) []partPlan {
 // plan lays out the block of a forward of n images: the packed weights (in
 // float32), then its parts one after the other, each laid out by
 // partLayout.
-func (c *CPU) plan(g *neat.Graph, n int, streamed bool) forwardPlan {
+func (c *Backend) plan(g *neat.Graph, n int, streamed bool) forwardPlan {
 	p := forwardPlan{tile: tileImages(g), packed: make([]int64, len(g.Steps))}
 	for i := range g.Steps {
 		p.packed[i] = -1
@@ -164,7 +164,7 @@ func (c *CPU) plan(g *neat.Graph, n int, streamed bool) forwardPlan {
 // its size: the streamed input for the whole part, each step's output from
 // its step to its last reader (the logits to the end), each step's
 // workspace (for one tile) during its step.
-func (c *CPU) partLayout(g *neat.Graph, p *partPlan, tile int, streamed bool) int64 {
+func (c *Backend) partLayout(g *neat.Graph, p *partPlan, tile int, streamed bool) int64 {
 	n := p.n
 	last := len(g.Steps) - 1
 	elem := int64(c.dtype.Size())

@@ -1,8 +1,9 @@
-package evaluator
+package cpu
 
 import (
 	"testing"
 
+	"github.com/neateval/neateval/evaluator"
 	"github.com/neateval/neateval/neat"
 )
 
@@ -29,7 +30,7 @@ func TestPlanNoOverlap(t *testing.T) {
 // TestPlanNearLiveness measures the plan of generated genomes against the
 // liveness peak (its lower bound) and against the sum of all buffers.
 func TestPlanNearLiveness(t *testing.T) {
-	c, err := NewCPU(BackendOptions{MemoryBytes: 64 << 20, Threads: 1})
+	c, err := New(evaluator.BackendOptions{MemoryBytes: 64 << 20, Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/neateval/neateval/evaluator/kernels"
+	"github.com/neateval/neateval/evaluator/cpu/kernels"
+	"github.com/neateval/neateval/vram"
 )
 
 // bf16Ref rounds by comparing distances in float64 to the two neighbouring
@@ -50,9 +51,14 @@ func TestBF16(t *testing.T) {
 			if dst[n] != 0xbeef {
 				t.Fatal("F32ToBF16 wrote past its slice")
 			}
+			plain := make([]uint16, n)
+			vram.F32ToBF16(plain, in)
 			for i, v := range in {
 				if want := bf16Ref(v); dst[i] != want {
 					t.Fatalf("F32ToBF16(%v [%#08x]) = %#04x, want %#04x", v, math.Float32bits(v), dst[i], want)
+				}
+				if plain[i] != dst[i] {
+					t.Fatalf("vram.F32ToBF16(%#08x) = %#04x, kernels.F32ToBF16 %#04x", math.Float32bits(v), plain[i], dst[i])
 				}
 			}
 			back, check := guarded(t, "back", n, 0)
@@ -61,6 +67,13 @@ func TestBF16(t *testing.T) {
 			for i, h := range dst[:n] {
 				if math.Float32bits(back[i]) != uint32(h)<<16 {
 					t.Fatalf("BF16ToF32(%#04x) = %#08x", h, math.Float32bits(back[i]))
+				}
+			}
+			plainBack := make([]float32, n)
+			vram.BF16ToF32(plainBack, dst[:n])
+			for i := range plainBack {
+				if math.Float32bits(plainBack[i]) != math.Float32bits(back[i]) {
+					t.Fatalf("vram.BF16ToF32(%#04x) = %#08x, kernels.BF16ToF32 %#08x", dst[i], math.Float32bits(plainBack[i]), math.Float32bits(back[i]))
 				}
 			}
 		}

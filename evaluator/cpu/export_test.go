@@ -1,4 +1,4 @@
-package evaluator
+package cpu
 
 // SetTileParallel chooses how a forward uses several threads: one part of
 // whole tiles per thread (true, the default) or every kernel call sharing
