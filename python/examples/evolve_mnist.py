@@ -11,7 +11,7 @@ so far is kept, so its accuracy never falls.
     python3 python/examples/evolve_mnist.py --url http://127.0.0.1:8080 --generations 20
     python3 python/examples/evolve_mnist.py --local bin/neateval --generations 5 --limit 500
 
-It prints one line per generation: the parent's accuracy and loss, the best
+It prints one line per generation: the parent's accuracy and loss, the fittest
 child's, and the best so far. --out writes the best genome (population
 format) at the end. Genomes are scored on the first --limit images of the
 service's data set (for `neateval run`: the MNIST test set).
@@ -82,7 +82,7 @@ def evolve(evaluator, generations, pairs=16, sigma=0.02, lr=0.01, limit=1000, se
         child = 1 + int(np.argmax(fit[1:]))
         history.append((rs[0].accuracy, best_acc))
         log(f"gen {gen + 1:3d}  parent acc {rs[0].accuracy:.4f} loss {rs[0].loss:.4f}  "
-            f"best child acc {rs[child].accuracy:.4f}  best so far {best_acc:.4f}  "
+            f"fittest child acc {rs[child].accuracy:.4f}  best so far {best_acc:.4f}  "
             f"({len(rs)} genomes, {time.monotonic() - t0:.1f}s)")
     return best, best_acc, history
 

@@ -97,11 +97,11 @@ class LocalRunner:
 def _exit_error(code, stderr):
     """_exit_error is the exception of a run that exited with code: the
     message is the line neateval printed last ("neateval: ...")."""
-    msg = ""
-    for line in stderr.splitlines():
+    lines = stderr.strip().splitlines()
+    msg = lines[-1] if lines else f"exit status {code}"
+    for line in lines:
         if line.startswith("neateval: "):
             msg = line[len("neateval: "):]
-    msg = msg or stderr.strip().splitlines()[-1:] and stderr.strip().splitlines()[-1] or f"exit status {code}"
     if code == 2:
         return errors.UsageError(msg)
     return errors.RunFailed(msg, code)
