@@ -35,7 +35,7 @@ func LoadDigest(jsonPath string) (*Population, string, error) {
 	if err != nil {
 		return nil, "", err // *fs.PathError names the file
 	}
-	pop, weights, err := ParsePopulationJSON(data, jsonPath)
+	_, weights, err := ParsePopulationJSON(data, jsonPath)
 	if err != nil {
 		return nil, "", err
 	}
@@ -44,12 +44,25 @@ func LoadDigest(jsonPath string) (*Population, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: weights %q: %w", jsonPath, weights, err)
 	}
-	entries, err := parseSafetensors(wdata)
+	return Parse(data, wdata, jsonPath, wpath)
+}
+
+// Parse is LoadDigest on the two files' contents, for a population that
+// did not come from disk (an upload, a message): jsonData is the population
+// JSON, weights the safetensors file it names; jsonName and weightsName
+// name them in errors. The digest is the one LoadDigest gives for the same
+// bytes on disk.
+func Parse(jsonData, weights []byte, jsonName, weightsName string) (*Population, string, error) {
+	pop, _, err := ParsePopulationJSON(jsonData, jsonName)
 	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w", wpath, err)
+		return nil, "", err
+	}
+	entries, err := parseSafetensors(weights)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", weightsName, err)
 	}
 	attachParams(pop, entries)
-	return pop, fileDigest(data, wdata), nil
+	return pop, fileDigest(jsonData, weights), nil
 }
 
 // attachParams gives each listed node of every genome the tensors the
