@@ -171,20 +171,7 @@ func ExampleEvaluator_Evaluate_evolution() {
 	if err != nil {
 		panic(err)
 	}
-	fitness := func(ctx context.Context, pop *neat.Population) ([]float64, error) {
-		results, err := e.Evaluate(ctx, pop, nil)
-		if err != nil {
-			return nil, err
-		}
-		fs := make([]float64, len(results))
-		for i, r := range results {
-			fs[i] = math.NaN() // not scored
-			if r.OK() {
-				fs[i] = r.Fitness
-			}
-		}
-		return fs, nil
-	}
+	fitness := evaluator.NEATFitness(e) // NaN for a genome that could not be scored
 	best := math.Inf(-1)
 	for range 5 {
 		st, err := evo.Step(ctx, fitness)
