@@ -29,9 +29,9 @@ func TestOverrides(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "c.toml")
 	os.WriteFile(file, []byte("[dataset]\nlimit = 7\nkind = \"idx\"\nimages = \"i\"\nlabels = \"l\"\n"), 0o644)
 	tests := []struct {
-		args []string
-		file string
-		want string // error; "" for none
+		args  []string
+		file  string
+		want  string // error; "" for none
 		check func(c *Config) bool
 	}{
 		{nil, "", "", func(c *Config) bool { return c.Dataset.Limit == 0 }},
