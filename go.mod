@@ -10,6 +10,7 @@ require (
 	github.com/rs/zerolog v1.35.1
 	golang.org/x/sync v0.25.0
 	golang.org/x/sys v0.50.0
+	google.golang.org/protobuf v1.36.12
 	gorgonia.org/cu v0.9.6
 )
 
