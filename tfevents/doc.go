@@ -16,7 +16,20 @@
 //	w.Scalar("my/own_tag", 3, 1.5)
 //
 // and `tensorboard --logdir runs` shows a chart per tag. The tags neateval
-// writes are the Tag* constants.
+// writes are the Tag* constants:
+//
+//   - per generation, Writer.Generation: best, mean and median fitness
+//     (FitnessStats computes them from a generation's fitness), species,
+//     the best genome's parameters and FLOPs, genomes evaluated and failed;
+//   - per run, Writer.Run: throughput, the plan's predicted peak and the
+//     allocator's measured peak of device memory;
+//   - each change of the batch size, Writer.BatchSize.
+//
+// The batch controller (package vram) only logs its changes, so
+// Writer.LogSink gives a zerolog logger a second output that turns those
+// lines into batch-size scalars:
+//
+//	log := zerolog.New(zerolog.MultiLevelWriter(stderr, w.LogSink()))
 //
 // # The file format
 //

@@ -1,5 +1,10 @@
 package tfevents
 
+import (
+	"math"
+	"slices"
+)
+
 // Tags of the scalars neateval writes. TensorBoard groups charts by the
 // part before the slash. They are part of the output schema: stable.
 const (
@@ -78,4 +83,29 @@ func (w *Writer) BatchSize(batch int) error {
 	w.batchN++
 	w.mu.Unlock()
 	return w.Scalar(TagBatchSize, step, float64(batch))
+}
+
+// FitnessStats are the best, mean and median of a generation's fitness,
+// leaving out NaN (genomes not scored); all NaN when none was scored.
+func FitnessStats(fitness []float64) (best, mean, median float64) {
+	xs := make([]float64, 0, len(fitness))
+	for _, f := range fitness {
+		if !math.IsNaN(f) {
+			xs = append(xs, f)
+		}
+	}
+	if len(xs) == 0 {
+		return math.NaN(), math.NaN(), math.NaN()
+	}
+	slices.Sort(xs)
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	n := len(xs)
+	median = xs[n/2]
+	if n%2 == 0 {
+		median = (xs[n/2-1] + xs[n/2]) / 2
+	}
+	return xs[n-1], sum / float64(n), median
 }

@@ -186,3 +186,22 @@ func TestWriteAfterClose(t *testing.T) {
 		t.Error("Scalar after Close: no error")
 	}
 }
+
+func TestFitnessStats(t *testing.T) {
+	for _, c := range []struct {
+		in                 []float64
+		best, mean, median float64
+	}{
+		{[]float64{0.5, math.NaN(), 0.1, 0.3}, 0.5, 0.3, 0.3},
+		{[]float64{4, 1, 3, 2}, 4, 2.5, 2.5},
+		{[]float64{7}, 7, 7, 7},
+	} {
+		b, m, med := tfevents.FitnessStats(c.in)
+		if math.Abs(b-c.best) > 1e-12 || math.Abs(m-c.mean) > 1e-12 || math.Abs(med-c.median) > 1e-12 {
+			t.Errorf("FitnessStats(%v) = %g, %g, %g; want %g, %g, %g", c.in, b, m, med, c.best, c.mean, c.median)
+		}
+	}
+	if b, _, _ := tfevents.FitnessStats([]float64{math.NaN()}); !math.IsNaN(b) {
+		t.Errorf("nothing scored: best %g, want NaN", b)
+	}
+}
