@@ -27,9 +27,10 @@
 // is the memory the forward is predicted to need at the new batch; an
 // out-of-memory's bytes_requested is the allocation that was refused. The
 // device's size (the device line) and the staging plan's predicted peak
-// (plan) are drawn as dashed lines. The batch-size line joins the batch
-// before and after each change, and each genome's final batch where the
-// log has debug lines (genome_done).
+// (plan) are drawn as dashed lines. The batch-size line starts at the first
+// change's old batch, joins the batch before and after each change, and
+// each genome's final batch where the log has debug lines (genome_done),
+// and holds the last to the end of the log.
 //
 // # Legibility
 //

@@ -24,12 +24,14 @@ func (t logTicks) Ticks(lo, hi float64) []gplot.Tick {
 	e0, e1 := math.Floor(math.Log(lo)/math.Log(t.base)), math.Ceil(math.Log(hi)/math.Log(t.base))
 	every := math.Max(1, math.Ceil((e1-e0)/7)) // at most about 7 labels
 	var ticks []gplot.Tick
+	labelled := 0
 	for e := e0; e <= e1; e++ {
 		v := math.Pow(t.base, e)
 		if v >= lo && v <= hi {
 			tk := gplot.Tick{Value: v}
 			if math.Mod(e, every) == 0 {
 				tk.Label = t.label(v)
+				labelled++
 			}
 			ticks = append(ticks, tk)
 		}
@@ -41,6 +43,9 @@ func (t logTicks) Ticks(lo, hi float64) []gplot.Tick {
 			}
 		}
 	}
+	if labelled < 2 { // a range within a power of the base: round steps instead
+		return linTicks{label: t.label}.Ticks(lo, hi)
+	}
 	return ticks
 }
 
@@ -49,12 +54,13 @@ func (t logTicks) Ticks(lo, hi float64) []gplot.Tick {
 // generations) step by whole numbers only.
 type linTicks struct {
 	integer bool
+	label   func(float64) string // nil: the number, with the decimals the step needs
 }
 
 // Ticks implements gplot.Ticker.
 func (t linTicks) Ticks(lo, hi float64) []gplot.Tick {
 	if !(hi > lo) || math.IsInf(hi-lo, 0) {
-		return []gplot.Tick{{Value: lo, Label: strconv.FormatFloat(lo, 'g', 4, 64)}}
+		return []gplot.Tick{{Value: lo, Label: t.format(lo, 4)}}
 	}
 	step := roundStep((hi - lo) / 8)
 	if t.integer {
@@ -69,9 +75,16 @@ func (t linTicks) Ticks(lo, hi float64) []gplot.Tick {
 		if math.Abs(v) < step*1e-9 {
 			v = 0
 		}
-		ticks = append(ticks, gplot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', dec, 64)})
+		ticks = append(ticks, gplot.Tick{Value: v, Label: t.format(v, dec)})
 	}
 	return ticks
+}
+
+func (t linTicks) format(v float64, dec int) string {
+	if t.label != nil {
+		return t.label(v)
+	}
+	return strconv.FormatFloat(v, 'f', dec, 64)
 }
 
 // intStep is a round step of at least 1 for whole numbers: 2.5 becomes 2.

@@ -50,6 +50,9 @@ func TimelinePlot(w io.Writer, tl *Timeline, title string) error {
 func batchPanel(tl *Timeline) (*panel, error) {
 	p := newPanel("Evaluation batch size", "", "batch (images)")
 	var xy, oom plotter.XYs
+	if len(tl.Changes) > 0 && (len(tl.Genomes) == 0 || tl.Changes[0].T <= tl.Genomes[0].T) {
+		xy = append(xy, plotter.XY{X: 0, Y: float64(tl.Changes[0].Old)}) // the batch the run began with
+	}
 	gi := 0
 	for _, c := range tl.Changes {
 		for ; gi < len(tl.Genomes) && tl.Genomes[gi].T <= c.T; gi++ {
@@ -65,6 +68,9 @@ func batchPanel(tl *Timeline) (*panel, error) {
 	}
 	for _, g := range tl.Genomes[gi:] {
 		xy = append(xy, plotter.XY{X: g.T, Y: float64(g.Batch)})
+	}
+	if n := len(xy); n > 0 && xy[n-1].X < tl.End && xy[n-1].Y > 0 {
+		xy = append(xy, plotter.XY{X: tl.End, Y: xy[n-1].Y}) // held to the end
 	}
 	if err := addLine(p, xy, "batch size", colBlue, 1.5, false); err != nil {
 		return nil, err

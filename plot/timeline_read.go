@@ -9,9 +9,10 @@ import (
 	"time"
 )
 
-// Events and keys of the log schema that Timeline reads (the packages
-// that log them own them: cmd/neateval, staging, vram, evaluator; they
-// are repeated here, as a reader of the schema, to keep plot below them).
+// Events of the log schema that ParseTimeline reads. The packages that log
+// them own them (cmd/neateval, staging, vram, evaluator), but not all
+// export them, and cmd/neateval cannot be imported: a reader of the schema
+// names them here, as any reader of the log would.
 const (
 	evRunStart   = "run_start"
 	evDevice     = "device"
