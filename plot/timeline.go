@@ -87,18 +87,6 @@ func memoryPanel(tl *Timeline) (*panel, error) {
 	// A log axis's label is placed by the linear midpoint of the range
 	// (gonum), so it is kept short: a long one pushes the data area down.
 	p := newPanel("Device memory", "time since the run started (s)", "bytes")
-	var inUse, predicted, refused plotter.XYs
-	for _, c := range tl.Changes {
-		if tl.DeviceBytes > 0 && c.Free <= tl.DeviceBytes && c.Free < tl.DeviceBytes {
-			inUse = append(inUse, plotter.XY{X: c.T, Y: float64(tl.DeviceBytes - c.Free)})
-		}
-		switch {
-		case c.OOM() && c.Requested > 0:
-			refused = append(refused, plotter.XY{X: c.T, Y: float64(c.Requested)})
-		case c.Event == evGrow && c.Requested > 0:
-			predicted = append(predicted, plotter.XY{X: c.T, Y: float64(c.Requested)})
-		}
-	}
 	for _, h := range []struct {
 		v     int64
 		name  string
@@ -114,6 +102,7 @@ func memoryPanel(tl *Timeline) (*panel, error) {
 			}
 		}
 	}
+	inUse, predicted, refused := memoryPoints(tl)
 	marks := []struct {
 		xy    plotter.XYs
 		name  string
@@ -133,4 +122,22 @@ func memoryPanel(tl *Timeline) (*panel, error) {
 	setLog(&p.Y, logTicks{base: 2, label: bytesLabel})
 	p.X.Tick.Marker = linTicks{}
 	return p, nil
+}
+
+// memoryPoints are what each batch change says of memory: the memory in
+// use (the device less the free memory), the prediction for a grown batch,
+// and the request an out-of-memory refused.
+func memoryPoints(tl *Timeline) (inUse, predicted, refused plotter.XYs) {
+	for _, c := range tl.Changes {
+		if tl.DeviceBytes > 0 && c.Free < tl.DeviceBytes {
+			inUse = append(inUse, plotter.XY{X: c.T, Y: float64(tl.DeviceBytes - c.Free)})
+		}
+		switch {
+		case c.OOM() && c.Requested > 0:
+			refused = append(refused, plotter.XY{X: c.T, Y: float64(c.Requested)})
+		case c.Event == evGrow && c.Requested > 0:
+			predicted = append(predicted, plotter.XY{X: c.T, Y: float64(c.Requested)})
+		}
+	}
+	return inUse, predicted, refused
 }
