@@ -14,6 +14,8 @@ Commands:
   evolve    evolve CNN genomes with NEAT on the configured data set
   bench     measure the CPU evaluation of generated populations on MNIST,
             against PyTorch and the machine's fp32 ceiling when available
+  plot      draw an evolve run's fitness curve, a run's timeline or a
+            population's results as a PNG
   version   print the version, Go version, platform and CPU features
   help      print this text, or a command's flags: neateval help <command>
 ` + exitCodesText
