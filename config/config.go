@@ -94,6 +94,9 @@ type OutputConfig struct {
 	LogFormat string `toml:"log_format"` // auto | console | json
 	LogLevel  string `toml:"log_level"`  // trace | debug | info | warn | error
 	Progress  string `toml:"progress"`   // auto | on | off
+	// TBLogdir, when set, is the folder of a TensorBoard event file the
+	// run writes its scalars to (package tfevents).
+	TBLogdir string `toml:"tb_logdir"`
 }
 
 // Default is the configuration with nothing set: the real MNIST test set

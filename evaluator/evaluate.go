@@ -43,6 +43,7 @@ func New(b Backend, ds *datasets.Dataset, st staging.Config, opts Options) (*Eva
 		Start:     opts.EvalBatchSize,
 		Threshold: opts.VRAMUsageThreshold,
 		Min:       1,
+		OnChange:  opts.OnBatchChange,
 	}, b.Device(), *opts.Logger)
 	return &Evaluator{
 		b: b, ds: ds, data: data, opts: opts, ctl: ctl,

@@ -85,6 +85,9 @@ type Options struct {
 	// OnResult, when set, is called once per genome as soon as it is
 	// scored, from the goroutine that scored it.
 	OnResult func(Result)
+	// OnBatchChange, when set, is told every change of the batch size the
+	// batch controller makes (vram.ControllerConfig.OnChange).
+	OnBatchChange func(old, next int, reason string)
 }
 
 func (o *Options) defaults() {

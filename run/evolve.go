@@ -16,6 +16,7 @@ import (
 	"github.com/neateval/neateval/datasets"
 	"github.com/neateval/neateval/evaluator"
 	"github.com/neateval/neateval/neat"
+	"github.com/neateval/neateval/tfevents"
 )
 
 // EvolveSpec is one NEAT run: what `neateval evolve` does with its config
@@ -71,15 +72,21 @@ func Evolve(ctx context.Context, spec EvolveSpec) (*EvolveResult, error) {
 		return nil, err
 	}
 	defer b.Close()
+	tb, err := openTracker(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer tb.close()
 	opts := cfg.EvaluatorOptions(log)
 	opts.Fitness = cfg.EvolveFitness()
+	opts.OnBatchChange = tb.onBatch()
 	ev, err := evaluator.New(b, val, cfg.StagingConfig(), opts)
 	if err != nil {
 		return nil, err
 	}
 	evo, err := openEvolution(cfg, neat.Input{Channels: val.Channels, Height: val.Height, Width: val.Width}, val.NumClasses, spec.Resume, log)
 	if err == nil {
-		err = generations(ctx, cfg, evo, ev, log)
+		err = generations(ctx, cfg, evo, ev, tb, log)
 	}
 	if err != nil {
 		ev.Close()
@@ -90,7 +97,7 @@ func Evolve(ctx context.Context, spec EvolveSpec) (*EvolveResult, error) {
 		return nil, err
 	}
 	logEvolveDone(log, res, time.Since(start))
-	return res, nil
+	return res, tb.close()
 }
 
 func logEvolveStart(log *zerolog.Logger, spec EvolveSpec) {
@@ -106,10 +113,16 @@ func logEvolveStart(log *zerolog.Logger, spec EvolveSpec) {
 
 // generations steps the evolution up to evolve.generations, checkpointing
 // each one.
-func generations(ctx context.Context, cfg *config.Config, evo *neat.Evolution, ev *evaluator.Evaluator, log *zerolog.Logger) error {
+func generations(ctx context.Context, cfg *config.Config, evo *neat.Evolution, ev *evaluator.Evaluator, tb *tracker, log *zerolog.Logger) error {
 	ec := &cfg.Evolve
 	identity := config.EvolveIdentity(cfg)
-	fitness := evaluator.NEATFitness(ev)
+	var scored []float64 // the fitness of the genomes the generation scored
+	score := evaluator.NEATFitness(ev)
+	fitness := func(ctx context.Context, pop *neat.Population) ([]float64, error) {
+		fs, err := score(ctx, pop)
+		scored = fs
+		return fs, err
+	}
 	lastBest := int64(-1)
 	if g, _, _ := evo.Best(); g != nil {
 		lastBest = g.ID
@@ -129,6 +142,11 @@ func generations(ctx context.Context, cfg *config.Config, evo *neat.Evolution, e
 			return fmt.Errorf("evolve: %w", err)
 		}
 		logGeneration(log, st, ev, evo, time.Since(t))
+		_, _, median := tfevents.FitnessStats(scored)
+		if err := tb.generation(tfevents.Generation{Gen: st.Generation, Best: st.Best, Mean: st.Mean, Median: median,
+			Species: st.Species, BestParams: st.BestParams, BestFLOPs: st.BestFLOPs, Evaluated: st.Evaluated, Failed: st.Failed}); err != nil {
+			return err
+		}
 		if g, _, _ := evo.Best(); g != nil && g.ID != lastBest {
 			if err := writeBest(ec.Best, evo); err != nil {
 				return err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -15,6 +16,7 @@ import (
 	"github.com/neateval/neateval/evaluator"
 	"github.com/neateval/neateval/neat"
 	"github.com/neateval/neateval/results"
+	"github.com/neateval/neateval/tfevents"
 	"github.com/neateval/neateval/vram"
 )
 
@@ -116,6 +118,10 @@ func score(ctx context.Context, spec Spec, log *zerolog.Logger) (Summary, error)
 	}
 	defer b.Close()
 
+	tb, err := openTracker(cfg)
+	if err != nil {
+		return Summary{}, err
+	}
 	header := results.Header{Population: digest, Genomes: len(pop.Genomes), Dataset: ds.Identity(), Fitness: cfg.Eval.Fitness}
 	w, done, err := openResults(cfg.Output.Results, header, spec.Resume, log)
 	if err != nil {
@@ -128,8 +134,10 @@ func score(ctx context.Context, spec Spec, log *zerolog.Logger) (Summary, error)
 	if spec.Progress != nil {
 		spec.Progress.Start(len(pop.Genomes), len(done))
 	}
-	if err := scorePending(ctx, spec, b, ds, pop, done, all, w, log); err != nil {
+	peaks, err := scorePending(ctx, spec, b, ds, pop, done, all, w, tb, log)
+	if err != nil {
 		w.Close()
+		tb.close()
 		return Summary{}, err
 	}
 	if err := w.Finalize(all); err != nil {
@@ -139,16 +147,37 @@ func score(ctx context.Context, spec Spec, log *zerolog.Logger) (Summary, error)
 		Int(KeyGenomes, len(all)).Msgf("results: %s", cfg.Output.Results)
 	s := Summarize(all, done, time.Since(start))
 	s.log(log)
+	if err := errors.Join(tb.run(tfevents.Run{ImagesGenomesPerS: s.Rate(), PeakPredictedBytes: peaks.predicted, PeakAllocatedBytes: peaks.allocated.Load()}), tb.close()); err != nil {
+		return s, err
+	}
 	if s.Failed > 0 {
 		return s, &GenomeErrors{Failed: s.Failed, Total: len(all), Results: cfg.Output.Results}
 	}
 	return s, nil
 }
 
+// peaks are a run's device memory: the staging plan's predicted peak, and
+// the highest peak the allocator reported after any genome's forwards.
+type peaks struct {
+	predicted int64
+	allocated atomic.Int64
+}
+
+// raise makes the allocated peak at least p.
+func (pk *peaks) raise(p int64) {
+	for {
+		old := pk.allocated.Load()
+		if p <= old || pk.allocated.CompareAndSwap(old, p) {
+			return
+		}
+	}
+}
+
 // scorePending scores the genomes of pop that done lacks, as a population
 // of their own, into all (by population index) and the results file.
 func scorePending(ctx context.Context, spec Spec, b evaluator.Backend, ds *datasets.Dataset, pop *neat.Population,
-	done map[int]results.Result, all []results.Result, w *results.Writer, log *zerolog.Logger) error {
+	done map[int]results.Result, all []results.Result, w *results.Writer, tb *tracker, log *zerolog.Logger) (*peaks, error) {
+	pk := &peaks{}
 	sub := &neat.Population{Input: pop.Input, NumClasses: pop.NumClasses}
 	var index []int // sub's positions in pop
 	for i, g := range pop.Genomes {
@@ -158,17 +187,22 @@ func scorePending(ctx context.Context, spec Spec, b evaluator.Backend, ds *datas
 		}
 	}
 	if len(sub.Genomes) == 0 {
-		return nil
+		return pk, nil
 	}
 	opts := spec.Config.EvaluatorOptions(log)
-	if spec.Progress != nil {
-		opts.OnResult = func(r evaluator.Result) { spec.Progress.Add(1, int64(r.Images)) }
+	opts.OnBatchChange = tb.onBatch()
+	opts.OnResult = func(r evaluator.Result) {
+		pk.raise(b.Device().Stats().PeakAllocated)
+		if spec.Progress != nil {
+			spec.Progress.Add(1, int64(r.Images))
+		}
 	}
 	ev, err := evaluator.New(b, ds, spec.Config.StagingConfig(), opts)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer ev.Close()
+	tb.batchChanged(0, ev.Batch(), "start")
 	_, err = ev.Evaluate(ctx, sub, func(rs []evaluator.Result) error {
 		out := make([]results.Result, len(rs))
 		for k, r := range rs {
@@ -177,7 +211,10 @@ func scorePending(ctx context.Context, spec Spec, b evaluator.Backend, ds *datas
 		}
 		return w.Append(out)
 	})
-	return err
+	if p := ev.Manager().Plan(); p != nil {
+		pk.predicted = p.PeakPredicted
+	}
+	return pk, err
 }
 
 // openResults creates the results file, or on resume reopens it with the

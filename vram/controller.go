@@ -36,6 +36,11 @@ type ControllerConfig struct {
 	// end the genome (3): one at Min can be passing (a concurrent forward
 	// holding memory, an injected fault).
 	MinAttempts int
+	// OnChange, when set, is told every change of the batch size as it is
+	// logged (the batch_shrink and batch_grow events): for a tracker that
+	// records the size over a run. It is called from the forwards'
+	// goroutines and must not block.
+	OnChange func(old, next int, reason string)
 }
 
 // Defaults of ControllerConfig.

@@ -40,6 +40,9 @@ const (
 )
 
 func (c *BatchController) logChange(event, reason string, genome int64, old, next int, req, free int64) {
+	if c.cfg.OnChange != nil {
+		c.cfg.OnChange(old, next, reason)
+	}
 	c.log.Info().Str(KeyEvent, event).Int64(KeyGenome, genome).
 		Int(KeyOldBatch, old).Int(KeyNewBatch, next).
 		Int64(KeyBytesRequested, req).Int64(KeyBytesFree, free).Str(KeyReason, reason).

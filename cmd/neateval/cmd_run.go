@@ -40,6 +40,7 @@ func newRunFlags(o *runOptions) (*flag.FlagSet, *config.Overrides) {
 func bindLogFlags(ov *config.Overrides) {
 	ov.Bind("log-format", "output.log_format", "`F`: auto, console or json (output.log_format)")
 	ov.Bind("log-level", "output.log_level", "`L`: trace, debug, info, warn or error (output.log_level)")
+	ov.Bind("tb-logdir", "output.tb_logdir", "write TensorBoard scalars to an event file in `DIR` (output.tb_logdir)")
 }
 
 // cmdRun is `neateval run`: flags, the progress bar, then run.Run.
