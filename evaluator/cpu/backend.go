@@ -24,6 +24,7 @@ type Backend struct {
 	dev     *vram.CPUDevice
 	dtype   vram.DType
 	threads int
+	scratch scratchPool // the forwards' workspaces
 }
 
 var _ evaluator.Backend = (*Backend)(nil)
@@ -112,6 +113,9 @@ type model struct {
 	wOff  []int // per step: element offset of the weight, −1 for none
 	bOff  []int
 	once  sync.Once
+
+	plansMu sync.Mutex
+	plans   []*forwardPlans // of the slice sizes this model has run
 }
 
 func (m *model) Graph() *neat.Graph { return m.g }

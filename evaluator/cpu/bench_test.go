@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/neateval/neateval/datasets"
 	"github.com/neateval/neateval/evaluator"
@@ -84,4 +85,83 @@ func benchmarkEvaluate(b *testing.B, pop *neat.Population, ds *datasets.Dataset,
 	sec := b.Elapsed().Seconds()
 	b.ReportMetric(float64(len(pop.Genomes)*ds.N*b.N)/sec, "img·genomes/s")
 	b.ReportMetric(flops/sec/1e9, "GFLOP/s")
+}
+
+// BenchmarkSmallSets scores 200 genomes of the small preset on small
+// validation sets, as NEAT loops do (minibatch fitness, evolve.val_size),
+// and on 2,000 images, alternating in one run, and reports each one's
+// images·genomes/s and the ratio of the 100-image throughput to the
+// 2,000-image one: how much a fixed cost per genome weighs (the goal is a
+// ratio of at least one half).
+//
+//	go test -run '^$' -bench SmallSets -benchtime 3x ./evaluator/cpu/
+func BenchmarkSmallSets(b *testing.B) {
+	in := neat.Input{Channels: 1, Height: 28, Width: 28}
+	pop := neat.Generate(9, 200, in, 10, neat.DefaultGenConfig())
+	sizes := []int{20, 100, 2000}
+	evs := make([]*evaluator.Evaluator, len(sizes))
+	for i, n := range sizes {
+		be, err := cpu.New(evaluator.BackendOptions{DType: vram.Float32, MemoryBytes: 2 << 30, Threads: 2})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer be.Close()
+		e, err := evaluator.New(be, datasets.Synthetic(n, 1, 28, 28, 10, 1), staging.DefaultConfig(), evaluator.Options{Threads: 2, CacheData: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer e.Close()
+		evs[i] = e
+	}
+	rates := make([]float64, len(sizes))
+	for b.Loop() {
+		for i, e := range evs {
+			start := time.Now()
+			if _, err := e.Evaluate(context.Background(), pop, nil); err != nil {
+				b.Fatal(err)
+			}
+			rates[i] += float64(sizes[i]*len(pop.Genomes)) / time.Since(start).Seconds()
+		}
+	}
+	for i, n := range sizes {
+		b.ReportMetric(rates[i]/float64(b.N), fmt.Sprintf("img·genomes/s@%d", n))
+	}
+	b.ReportMetric(rates[1]/rates[2], "ratio_100_vs_2000")
+}
+
+// BenchmarkForwardFixedCost is one small genome's forward of 8 images
+// (one tile), over and over: what a forward costs beyond its arithmetic
+// (planning, the block's allocation, the workspace, packing the weights,
+// the tile loop), the per-genome fixed cost of small validation sets.
+//
+//	go test -run '^$' -bench ForwardFixedCost -benchmem -cpuprofile fixed.out ./evaluator/cpu/
+func BenchmarkForwardFixedCost(b *testing.B) {
+	in := neat.Input{Channels: 1, Height: 28, Width: 28}
+	pop := neat.Generate(9, 1, in, 10, neat.DefaultGenConfig())
+	g, err := neat.Compile(pop.Genomes[0], in, 10)
+	if err != nil {
+		b.Fatal(err)
+	}
+	be, err := cpu.New(evaluator.BackendOptions{DType: vram.Float32, MemoryBytes: 1 << 30, Threads: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer be.Close()
+	ds := datasets.Synthetic(8, 1, 28, 28, 10, 1)
+	d, err := be.PrepareData(ds, true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Release()
+	m, err := be.Load(g)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Unload()
+	b.ReportMetric(float64(g.FLOPs)*8/1e3, "kFLOP/forward")
+	for b.Loop() {
+		if _, err := be.Forward(context.Background(), m, d, 0, 8); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

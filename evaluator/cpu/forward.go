@@ -14,9 +14,10 @@ import (
 )
 
 // Forward runs images [lo, hi) through the model, step by step in the
-// graph's liveness schedule. All of the forward's activations and workspace
-// live in one block of the arena, allocated before the first step and laid
-// out by memPlan; its size is exactly what Footprint predicts.
+// graph's liveness schedule. The forward's memory on the device is one
+// block of the arena, allocated before the first step, of exactly the size
+// Footprint predicts; the tiles compute in a reused workspace laid out the
+// same way for one tile per part (scratch.go).
 func (c *Backend) Forward(ctx context.Context, mm evaluator.Model, dd evaluator.Data, lo, hi int) (evaluator.SliceStats, error) {
 	m, ok := mm.(*model)
 	if !ok {
@@ -30,17 +31,20 @@ func (c *Backend) Forward(ctx context.Context, mm evaluator.Model, dd evaluator.
 		return evaluator.SliceStats{}, fmt.Errorf("cpu: slice [%d, %d) of %d images", lo, hi, d.ds.N)
 	}
 	g, n := m.g, hi-lo
-	p := c.plan(g, n, d.block == nil)
-	block, err := c.dev.Alloc(p.size)
+	plans := c.plansFor(m, n, d.block == nil)
+	block, err := c.dev.Alloc(plans.blockSize)
 	if err != nil {
 		return evaluator.SliceStats{}, err
 	}
 	defer c.dev.Free(block)
+	p := &plans.ws
+	mem := c.scratch.get(p.size)
+	defer c.scratch.put(mem)
 	tiles := make([]evaluator.SliceStats, (n+p.tile-1)/p.tile)
-	packs := c.packWeights(m, block, &p, min(n, p.tile))
+	packs := c.packWeights(m, mem, p, min(n, p.tile))
 	var next atomic.Int64
 	if len(p.parts) == 1 {
-		f := &cpuForward{c: c, m: m, g: g, block: block, tile: p.tile, plan: &p, packs: packs, part: &p.parts[0]}
+		f := &cpuForward{c: c, m: m, g: g, mem: mem, tile: p.tile, plan: p, packs: packs, part: &p.parts[0]}
 		if err := f.run(ctx, d, lo, hi, tiles, &next); err != nil {
 			return evaluator.SliceStats{}, err
 		}
@@ -48,7 +52,7 @@ func (c *Backend) Forward(ctx context.Context, mm evaluator.Model, dd evaluator.
 		errs := make([]error, len(p.parts))
 		var wg sync.WaitGroup
 		for i := range p.parts {
-			f := &cpuForward{c: c, m: m, g: g, block: block, tile: p.tile, plan: &p, packs: packs, part: &p.parts[i]}
+			f := &cpuForward{c: c, m: m, g: g, mem: mem, tile: p.tile, plan: p, packs: packs, part: &p.parts[i]}
 			wg.Go(func() { errs[i] = f.run(ctx, d, lo, hi, tiles, &next) })
 		}
 		wg.Wait()
@@ -66,9 +70,9 @@ func (c *Backend) Forward(ctx context.Context, mm evaluator.Model, dd evaluator.
 // packWeights packs the weights of every step that has a packed region in
 // the plan, for tiles of b images on the parts' kernel threads, and returns
 // the packings (per step).
-func (c *Backend) packWeights(m *model, block *vram.Block, p *forwardPlan, b int) []kernels.Packing {
+func (c *Backend) packWeights(m *model, mem []byte, p *forwardPlan, b int) []kernels.Packing {
 	packs := make([]kernels.Packing, len(m.g.Steps))
-	all, w := c.dev.Float32s(block), c.dev.Float32s(m.block)
+	all, w := float32s(mem), c.dev.Float32s(m.block)
 	threads := p.parts[0].threads
 	for i := range m.g.Steps {
 		s := &m.g.Steps[i]
@@ -91,22 +95,22 @@ type cpuForward struct {
 	c     *Backend
 	m     *model
 	g     *neat.Graph
-	n     int // images in the tile being computed
-	tile  int // images per tile
-	block *vram.Block
+	n     int    // images in the tile being computed
+	tile  int    // images per tile
+	mem   []byte // the forward's workspace
 	plan  *forwardPlan
 	packs []kernels.Packing // per step, for its packed weights
 	part  *partPlan
 }
 
-// f32 is a float32 view of the forward's block at byte offset off.
+// f32 is a float32 view of the forward's workspace at byte offset off.
 func (f *cpuForward) f32(off int64, n int) []float32 {
-	return f.c.dev.Float32s(f.block)[off/4 : off/4+int64(n)]
+	return float32s(f.mem)[off/4 : off/4+int64(n)]
 }
 
-// u16 is a bfloat16 view of the forward's block at byte offset off.
+// u16 is a bfloat16 view of the forward's workspace at byte offset off.
 func (f *cpuForward) u16(off int64, n int) []uint16 {
-	return f.c.dev.Uint16s(f.block)[off/2 : off/2+int64(n)]
+	return uint16s(f.mem)[off/2 : off/2+int64(n)]
 }
 
 // run computes tiles of the slice [lo, hi) until none is left: it takes
@@ -139,7 +143,7 @@ func (f *cpuForward) runTile(d *data, lo, hi int) evaluator.SliceStats {
 	bf16 := c.dtype == vram.BFloat16
 	sz := d.imgSize
 
-	// The input: a view of the cached set, or copied into the block.
+	// The input: a view of the cached set, or copied into the workspace.
 	var in32 []float32
 	var in16 []uint16
 	switch {
@@ -160,7 +164,9 @@ func (f *cpuForward) runTile(d *data, lo, hi int) evaluator.SliceStats {
 		s := &g.Steps[i]
 		var ws []float32
 		if f.part.ws[i] >= 0 {
-			ws = f.f32(f.part.ws[i], int(c.stepWorkspaceT(g, i, n, f.part.threads)))
+			// A tile's workspace, laid out for a whole tile: a last tile of
+			// fewer images needs no more (workspaces grow with the batch).
+			ws = f.f32(f.part.ws[i], f.part.wsLen[i])
 		}
 		if bf16 {
 			src := func(j int) []uint16 {

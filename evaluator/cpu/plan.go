@@ -94,14 +94,50 @@ func tileImages(g *neat.Graph) int {
 // buffers' size), its kernels' thread count, and the byte offsets in the
 // block of its streamed input (−1 when the data set is cached on the
 // device), of each step's output and of each step's workspace (−1 for
-// none).
+// none), and each step's workspace length in float32s, for a tile.
 type partPlan struct {
 	n       int
 	threads int
 	input   int64
 	out     []int64
 	ws      []int64
+	wsLen   []int
 }
+
+// forwardPlans are what a model's forwards of n images need planned: the
+// size of the device's block and the workspace's layout. A model keeps
+// them for the slice sizes it runs (a forward plans nothing after the
+// first of its size): planning, with the kernels' workspace sizes of every
+// step for every path, cost more than the arithmetic of a small genome's
+// tile.
+type forwardPlans struct {
+	n         int
+	streamed  bool
+	blockSize int64
+	ws        forwardPlan
+}
+
+// plansFor returns the model's plans for forwards of n images, made once.
+func (c *Backend) plansFor(m *model, n int, streamed bool) *forwardPlans {
+	m.plansMu.Lock()
+	defer m.plansMu.Unlock()
+	for _, p := range m.plans {
+		if p.n == n && p.streamed == streamed {
+			return p
+		}
+	}
+	p := &forwardPlans{n: n, streamed: streamed, blockSize: c.plan(m.g, n, streamed).size, ws: c.workspace(m.g, n, streamed)}
+	if len(m.plans) == maxPlans {
+		m.plans = m.plans[1:] // the oldest size goes
+	}
+	m.plans = append(m.plans, p)
+	return p
+}
+
+// maxPlans is how many slice sizes a model keeps plans for: a forward's
+// size changes only when the batch controller changes it and at the last
+// slice of the data set.
+const maxPlans = 4
 
 // forcedTile, when positive, replaces every genome's tile: benchmarks
 // compare tile sizes with it (export_test.go).
@@ -131,8 +167,20 @@ func (c *Backend) parts(n, tile int) []partPlan {
 
 // plan lays out the block of a forward of n images: the packed weights (in
 // float32), then its parts one after the other, each laid out by
-// partLayout.
+// partLayout. Its size is the forward's memory on the device.
 func (c *Backend) plan(g *neat.Graph, n int, streamed bool) forwardPlan {
+	return c.layout(g, n, streamed, false)
+}
+
+// workspace lays out what a forward of n images really touches: the plan's
+// packed weights and parts, each part's buffers for one tile (see
+// scratch.go).
+func (c *Backend) workspace(g *neat.Graph, n int, streamed bool) forwardPlan {
+	return c.layout(g, n, streamed, true)
+}
+
+// layout is plan, or with compact workspace.
+func (c *Backend) layout(g *neat.Graph, n int, streamed, compact bool) forwardPlan {
 	p := forwardPlan{tile: tileImages(g), packed: make([]int64, len(g.Steps))}
 	for i := range g.Steps {
 		p.packed[i] = -1
@@ -144,7 +192,7 @@ func (c *Backend) plan(g *neat.Graph, n int, streamed bool) forwardPlan {
 	p.parts = c.parts(n, p.tile)
 	for i := range p.parts {
 		pp := &p.parts[i]
-		size := c.partLayout(g, pp, p.tile, streamed)
+		size := c.partLayout(g, pp, p.tile, streamed, compact)
 		for s := range pp.out {
 			pp.out[s] += p.size
 			if pp.ws[s] >= 0 {
@@ -163,14 +211,18 @@ func (c *Backend) plan(g *neat.Graph, n int, streamed bool) forwardPlan {
 // partLayout lays out the buffers of one part, from offset 0, and returns
 // its size: the streamed input for the whole part, each step's output from
 // its step to its last reader (the logits to the end), each step's
-// workspace (for one tile) during its step.
-func (c *Backend) partLayout(g *neat.Graph, p *partPlan, tile int, streamed bool) int64 {
+// workspace (for one tile) during its step. A compact layout sizes the
+// input and the outputs for one tile, all a tile touches.
+func (c *Backend) partLayout(g *neat.Graph, p *partPlan, tile int, streamed, compact bool) int64 {
 	n := p.n
+	if compact {
+		n = min(n, tile)
+	}
 	last := len(g.Steps) - 1
 	elem := int64(c.dtype.Size())
 	var bufs []interval
 	p.input = -1
-	p.out, p.ws = make([]int64, len(g.Steps)), make([]int64, len(g.Steps))
+	p.out, p.ws, p.wsLen = make([]int64, len(g.Steps)), make([]int64, len(g.Steps)), make([]int, len(g.Steps))
 	if streamed {
 		bufs = append(bufs, interval{first: 0, last: last, size: int64(n*g.Input.Size()) * elem})
 	}
@@ -204,6 +256,7 @@ func (c *Backend) partLayout(g *neat.Graph, p *partPlan, tile int, streamed bool
 		p.ws[i] = -1
 		if bufs[wsAt+i].size > 0 {
 			p.ws[i] = bufs[wsAt+i].off
+			p.wsLen[i] = int(bufs[wsAt+i].size / 4)
 		}
 	}
 	return size
