@@ -17,4 +17,5 @@ require (
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/mattn/go-colorable v0.1.14 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
 )
