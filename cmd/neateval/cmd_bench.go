@@ -32,6 +32,7 @@ type benchOptions struct {
 	Repeat   int
 	Torch    string // auto | off
 	Ceiling  string // auto | off
+	ORT      string // auto | off
 	JSON     string
 	Python   string
 	BenchDir string
@@ -55,6 +56,7 @@ func newBenchFlags(o *benchOptions) *flag.FlagSet {
 	fs.IntVar(&o.Repeat, "repeat", 1, "score each population `R` times with each engine, alternating, and keep each engine's fastest")
 	fs.StringVar(&o.Torch, "torch", "auto", "compare with PyTorch (bench/torch_ref.py), `M`: auto (when python can import torch) or off")
 	fs.StringVar(&o.Ceiling, "ceiling", "auto", "measure the fp32 ceiling (bench/ceiling.sh, OpenBLAS sgemm), `M`: auto (when cc and OpenBLAS are there) or off")
+	fs.StringVar(&o.ORT, "ort", "auto", "compare with onnxruntime (bench/ort_ref.js, onnxruntime-node; see scripts/ort-deps.sh), `M`: auto (when node can load onnxruntime-node) or off")
 	fs.StringVar(&o.JSON, "json", "", "also write the report as JSON to `FILE`")
 	fs.StringVar(&o.Python, "python", "/usr/bin/python3", "the Python that runs torch_ref.py, `PATH`")
 	fs.StringVar(&o.BenchDir, "bench-dir", "", "the repository's bench/ folder, `DIR` (default: found from the working directory or the binary)")
@@ -92,6 +94,8 @@ func (o *benchOptions) check() error {
 		return usagef("bench: --torch %q: want auto or off", o.Torch)
 	case o.Ceiling != "auto" && o.Ceiling != "off":
 		return usagef("bench: --ceiling %q: want auto or off", o.Ceiling)
+	case o.ORT != "auto" && o.ORT != "off":
+		return usagef("bench: --ort %q: want auto or off", o.ORT)
 	}
 	return nil
 }
@@ -117,6 +121,7 @@ type benchReport struct {
 	CeilingSamples []float64        `json:"ceiling_samples,omitempty"`
 	CeilingNote    string           `json:"ceiling_note,omitempty"`
 	TorchNote      string           `json:"torch_note,omitempty"`
+	ORTNote        string           `json:"ort_note,omitempty"`
 	Populations    []benchPopResult `json:"populations"`
 }
 
@@ -133,6 +138,8 @@ type benchPopResult struct {
 	Neateval      engineResult  `json:"neateval"`
 	PyTorch       *engineResult `json:"pytorch"`
 	Check         *fitnessCheck `json:"fitness_check"`
+	ONNXRuntime   *engineResult `json:"onnxruntime"`
+	ORTCheck      *fitnessCheck `json:"ort_fitness_check"`
 }
 
 // engineResult is one engine's fastest evaluation of a population.
@@ -187,7 +194,9 @@ func runBench(ctx context.Context, o benchOptions, stdout, stderr io.Writer) err
 	defer os.RemoveAll(tmp)
 	ext := newBenchExternal(ctx, o, threads, tmp, stderr)
 	rep.TorchNote, rep.CeilingNote = ext.torchNote, ext.ceilingNote
-	if ext.torch {
+	ort := newBenchORT(ctx, o.ORT, o.BenchDir, threads, o.Batch, tmp, stderr)
+	rep.ORTNote = ort.note
+	if ext.torch || ort.on() {
 		if err := writeIDX(tmp, ds); err != nil {
 			return fmt.Errorf("bench: writing the images for PyTorch: %w", err)
 		}
@@ -198,11 +207,11 @@ func runBench(ctx context.Context, o benchOptions, stdout, stderr io.Writer) err
 	}
 	var failed []string
 	for _, preset := range presets {
-		pr, err := benchPopulation(ctx, o, cfg, ds, preset, ext, stderr)
+		pr, err := benchPopulation(ctx, o, cfg, ds, preset, ext, ort, stderr)
 		if err != nil {
 			return err
 		}
-		if pr.Check != nil && !pr.Check.OK {
+		if pr.Check != nil && !pr.Check.OK || pr.ORTCheck != nil && !pr.ORTCheck.OK {
 			failed = append(failed, preset)
 		}
 		rep.Populations = append(rep.Populations, *pr)
@@ -226,8 +235,11 @@ func runBench(ctx context.Context, o benchOptions, stdout, stderr io.Writer) err
 	if ext.torchErr != nil {
 		return fmt.Errorf("bench: PyTorch: %w", ext.torchErr)
 	}
+	if ort.err != nil {
+		return fmt.Errorf("bench: onnxruntime: %w", ort.err)
+	}
 	if len(failed) > 0 {
-		return fmt.Errorf("bench: neateval's fitness differs from PyTorch's on the %v population(s) (see the fitness lines above)", failed)
+		return fmt.Errorf("bench: neateval's fitness differs from PyTorch's or onnxruntime's on the %v population(s) (see the fitness lines above)", failed)
 	}
 	return nil
 }
@@ -252,7 +264,7 @@ func benchConfig(o benchOptions) *Config {
 
 // benchPopulation generates one preset's population and measures it with
 // each engine, o.Repeat times, alternating.
-func benchPopulation(ctx context.Context, o benchOptions, cfg *Config, ds *datasets.Dataset, preset string, ext *benchExternal, stderr io.Writer) (*benchPopResult, error) {
+func benchPopulation(ctx context.Context, o benchOptions, cfg *Config, ds *datasets.Dataset, preset string, ext *benchExternal, ort *benchORT, stderr io.Writer) (*benchPopResult, error) {
 	size := o.Size
 	if size == 0 {
 		size = benchSizes[preset]
@@ -281,6 +293,12 @@ func benchPopulation(ctx context.Context, o benchOptions, cfg *Config, ds *datas
 			return nil, fmt.Errorf("bench: %w", err)
 		}
 	}
+	ortDir := ""
+	if ort.on() {
+		if ortDir, err = ort.export(preset, pop); err != nil {
+			return nil, fmt.Errorf("bench: %w", err)
+		}
+	}
 	b, err := openBackend(cfg)
 	if err != nil {
 		return nil, err
@@ -305,6 +323,7 @@ func benchPopulation(ctx context.Context, o benchOptions, cfg *Config, ds *datas
 		if r == 0 || ne.Seconds < pr.Neateval.Seconds {
 			pr.Neateval = *ne
 		}
+		benchORTRun(ctx, ort, pr, preset, ortDir, ext.dir, ne.flops, r, o.Repeat, stderr)
 		if !ext.torch || ext.torchErr != nil {
 			continue
 		}
@@ -322,6 +341,9 @@ func benchPopulation(ctx context.Context, o benchOptions, cfg *Config, ds *datas
 	}
 	if pr.PyTorch != nil {
 		pr.Check = crossCheck(pr.Neateval.results, pr.PyTorch.results)
+	}
+	if pr.ONNXRuntime != nil {
+		pr.ORTCheck = crossCheckORT(pr.Neateval.results, pr.ONNXRuntime.results)
 	}
 	return pr, ctx.Err()
 }
@@ -350,7 +372,7 @@ func benchNeateval(ctx context.Context, ev *evaluator.Evaluator, pop *neat.Popul
 func (r *benchReport) ratios() {
 	for i := range r.Populations {
 		p := &r.Populations[i]
-		for _, e := range []*engineResult{&p.Neateval, p.PyTorch} {
+		for _, e := range []*engineResult{&p.Neateval, p.PyTorch, p.ONNXRuntime} {
 			if e == nil {
 				continue
 			}

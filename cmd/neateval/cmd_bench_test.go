@@ -61,7 +61,7 @@ func TestBenchSynthetic(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "bench.json")
 	var stdout, stderr bytes.Buffer
 	err := runMain(context.Background(), []string{"bench", "--dataset", "synthetic", "--images", "40", "--size", "3",
-		"--torch", "off", "--ceiling", "off", "--threads", "2", "--repeat", "2", "--json", out}, &stdout, &stderr)
+		"--torch", "off", "--ceiling", "off", "--ort", "off", "--threads", "2", "--repeat", "2", "--json", out}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
@@ -217,7 +217,7 @@ func TestBenchExternalEngines(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	rep := filepath.Join(t.TempDir(), "r.json")
 	err := runMain(context.Background(), []string{"bench", "--dataset", "synthetic", "--images", "64", "--size", "2",
-		"--preset", "small", "--ceiling", "off", "--json", rep}, &stdout, &stderr)
+		"--preset", "small", "--ceiling", "off", "--ort", "off", "--json", rep}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("%v\n%s\n%s", err, stdout.String(), stderr.String())
 	}
