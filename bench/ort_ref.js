@@ -4,7 +4,7 @@
 // reference beside PyTorch (torch_ref.py), with the same inputs and outputs.
 //
 //   node bench/ort_ref.js MODELS MNIST [--threads 2] [--batch N|auto]
-//       [--limit N] [--results FILE|-] [--warmup] [--logits DIR]
+//       [--limit N] [--results FILE|-] [--warmup] [--logits DIR] [--spin]
 //
 // MODELS is a folder with manifest.json (the genomes in the population's
 // order: {"genomes": [{"genome_id", "file", "error"}]}, file relative to
@@ -15,7 +15,8 @@
 //
 // Each genome runs in its own InferenceSession with --threads intra-op
 // threads, one inter-op thread, sequential execution and every graph
-// optimisation. --batch auto (the default) tries 64, 256 and 1024 images
+// optimisation; its threads wait passively for work unless --spin.
+// --batch auto (the default) tries 64, 256 and 1024 images
 // per run on a warm-up of up to 1024 images, untimed, and scores the genome
 // with the fastest. The time of the scoring alone is summed, as torch_ref.py
 // does: session creation and warm-up are not timed.
@@ -40,7 +41,7 @@ function die(msg) {
 }
 
 function parseArgs(argv) {
-  const a = { threads: 2, batch: 'auto', limit: 0, results: null, warmup: false, logits: null, pos: [] };
+  const a = { threads: 2, batch: 'auto', limit: 0, results: null, warmup: false, logits: null, spin: false, pos: [] };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
     const val = () => {
@@ -60,12 +61,13 @@ function parseArgs(argv) {
       case '--results': a.results = val(); break;
       case '--logits': a.logits = val(); break;
       case '--warmup': a.warmup = true; break;
+      case '--spin': a.spin = true; break;
       default:
         if (k.startsWith('--')) die(`unknown flag ${k}`);
         a.pos.push(k);
     }
   }
-  if (a.pos.length !== 2) die('usage: ort_ref.js MODELS MNIST [--threads T] [--batch N|auto] [--limit N] [--results FILE|-] [--warmup] [--logits DIR]');
+  if (a.pos.length !== 2) die('usage: ort_ref.js MODELS MNIST [--threads T] [--batch N|auto] [--limit N] [--results FILE|-] [--warmup] [--logits DIR] [--spin]');
   return a;
 }
 
@@ -170,9 +172,14 @@ async function main() {
   if (!Number.isInteger(classes) || classes < 1) die('manifest.json: num_classes missing');
   if (a.logits) fs.mkdirSync(a.logits, { recursive: true });
 
+  // Threads wait passively unless --spin: on a machine shared with other
+  // work, spinning threads make onnxruntime several times slower than it is
+  // (the bench sets OMP_WAIT_POLICY=PASSIVE for PyTorch alike).
+  const spin = a.spin ? '1' : '0';
   const opts = {
     intraOpNumThreads: a.threads, interOpNumThreads: 1, executionMode: 'sequential',
     graphOptimizationLevel: 'all',
+    extra: { session: { intra_op: { allow_spinning: spin }, inter_op: { allow_spinning: spin } } },
   };
   const results = [];
   const batches = {};
@@ -207,7 +214,7 @@ async function main() {
   }
   const version = (ort.env && ort.env.versions && ort.env.versions.node) || 'unknown';
   process.stdout.write(JSON.stringify({
-    engine: `onnxruntime ${version}`, threads: a.threads, batch: a.batch, batches,
+    engine: `onnxruntime ${version}`, threads: a.threads, spin: a.spin, batch: a.batch, batches,
     genomes: evaluated, invalid: manifest.genomes.length - evaluated, images: n,
     seconds: Math.round(secs * 1e4) / 1e4,
     images_genomes_per_s: secs > 0 ? Math.round(evaluated * n / secs * 10) / 10 : null,
