@@ -17,7 +17,8 @@ import (
 // envFull, set to 1, runs the full checks: 160 small and 24 wide generated
 // genomes besides the edge cases, logits on 256 images (64 for the wide
 // preset, whose float64 reference takes seconds per genome). By default the
-// tests take seconds: 12 small, 2 wide, logits on 64 images.
+// tests take seconds: 12 small, 2 wide, logits on 64 images; with -short,
+// 4 small, 1 wide, logits on 16 images (4 wide).
 const envFull = "NEATEVAL_ONNX_FULL"
 
 // testSet is the genomes a test checks, and how many images the float64
@@ -35,6 +36,12 @@ func testSets(t testing.TB) []testSet {
 			{"small", generated(1, 160, 0), 256, 0},
 			{"wide", generated(1, 0, 24), 0, 64},
 			{"edge", edgeCases(t), 256, 0},
+		}
+	}
+	if testing.Short() {
+		return []testSet{
+			{"generated", generated(1, 4, 1), 16, 4},
+			{"edge", edgeCases(t), 16, 0},
 		}
 	}
 	return []testSet{
