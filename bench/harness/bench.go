@@ -33,6 +33,7 @@ type Options struct {
 	Repeat   int
 	Torch    string // auto | off
 	Ceiling  string // auto | off
+	ORT      string // auto | off
 	Python   string
 	BenchDir string
 }
@@ -71,6 +72,8 @@ func (o *Options) check() error {
 		return optionf("bench: --torch %q: want auto or off", o.Torch)
 	case o.Ceiling != "auto" && o.Ceiling != "off":
 		return optionf("bench: --ceiling %q: want auto or off", o.Ceiling)
+	case o.ORT != "auto" && o.ORT != "off":
+		return optionf("bench: --ort %q: want auto or off", o.ORT)
 	}
 	return nil
 }
@@ -96,6 +99,7 @@ type Report struct {
 	CeilingSamples []float64   `json:"ceiling_samples,omitempty"`
 	CeilingNote    string      `json:"ceiling_note,omitempty"`
 	TorchNote      string      `json:"torch_note,omitempty"`
+	ORTNote        string      `json:"ort_note,omitempty"`
 	Populations    []PopResult `json:"populations"`
 }
 
@@ -112,6 +116,8 @@ type PopResult struct {
 	Neateval      EngineResult  `json:"neateval"`
 	PyTorch       *EngineResult `json:"pytorch"`
 	Check         *fitnessCheck `json:"fitness_check"`
+	ONNXRuntime   *EngineResult `json:"onnxruntime"`
+	ORTCheck      *fitnessCheck `json:"ort_fitness_check"`
 }
 
 // EngineResult is one engine's fastest evaluation of a population.
@@ -170,7 +176,9 @@ func Run(ctx context.Context, o Options, stderr io.Writer) (*Report, error) {
 	defer os.RemoveAll(tmp)
 	ext := newBenchExternal(ctx, o, threads, tmp, stderr)
 	rep.TorchNote, rep.CeilingNote = ext.torchNote, ext.ceilingNote
-	if ext.torch {
+	ort := newBenchORT(ctx, o.ORT, o.BenchDir, threads, o.Batch, tmp, stderr)
+	rep.ORTNote = ort.note
+	if ext.torch || ort.on() {
 		if err := writeIDX(tmp, ds); err != nil {
 			return nil, fmt.Errorf("bench: writing the images for PyTorch: %w", err)
 		}
@@ -181,11 +189,11 @@ func Run(ctx context.Context, o Options, stderr io.Writer) (*Report, error) {
 	}
 	var failed []string
 	for _, preset := range presets {
-		pr, err := benchPopulation(ctx, o, cfg, ds, preset, ext, stderr)
+		pr, err := benchPopulation(ctx, o, cfg, ds, preset, ext, ort, stderr)
 		if err != nil {
 			return nil, err
 		}
-		if pr.Check != nil && !pr.Check.OK {
+		if pr.Check != nil && !pr.Check.OK || pr.ORTCheck != nil && !pr.ORTCheck.OK {
 			failed = append(failed, preset)
 		}
 		rep.Populations = append(rep.Populations, *pr)
@@ -203,8 +211,11 @@ func Run(ctx context.Context, o Options, stderr io.Writer) (*Report, error) {
 	if ext.torchErr != nil {
 		return rep, fmt.Errorf("bench: PyTorch: %w", ext.torchErr)
 	}
+	if ort.err != nil {
+		return rep, fmt.Errorf("bench: onnxruntime: %w", ort.err)
+	}
 	if len(failed) > 0 {
-		return rep, fmt.Errorf("bench: neateval's fitness differs from PyTorch's on the %v population(s) (see the fitness lines of the table)", failed)
+		return rep, fmt.Errorf("bench: neateval's fitness differs from PyTorch's or onnxruntime's on the %v population(s) (see the fitness lines of the table)", failed)
 	}
 	return rep, nil
 }
@@ -229,7 +240,7 @@ func benchConfig(o Options) *config.Config {
 
 // benchPopulation generates one preset's population and measures it with
 // each engine, o.Repeat times, alternating.
-func benchPopulation(ctx context.Context, o Options, cfg *config.Config, ds *datasets.Dataset, preset string, ext *benchExternal, stderr io.Writer) (*PopResult, error) {
+func benchPopulation(ctx context.Context, o Options, cfg *config.Config, ds *datasets.Dataset, preset string, ext *benchExternal, ort *benchORT, stderr io.Writer) (*PopResult, error) {
 	size := o.Size
 	if size == 0 {
 		size = Sizes[preset]
@@ -259,6 +270,12 @@ func benchPopulation(ctx context.Context, o Options, cfg *config.Config, ds *dat
 			return nil, fmt.Errorf("bench: %w", err)
 		}
 	}
+	ortDir := ""
+	if ort.on() {
+		if ortDir, err = ort.export(preset, pop); err != nil {
+			return nil, fmt.Errorf("bench: %w", err)
+		}
+	}
 	b, err := cfg.OpenBackend(nil)
 	if err != nil {
 		return nil, err
@@ -279,6 +296,7 @@ func benchPopulation(ctx context.Context, o Options, cfg *config.Config, ds *dat
 		if r == 0 || ne.Seconds < pr.Neateval.Seconds {
 			pr.Neateval = *ne
 		}
+		benchORTRun(ctx, ort, pr, preset, ortDir, ext.dir, ne.flops, r, o.Repeat, stderr)
 		if !ext.torch || ext.torchErr != nil {
 			continue
 		}
@@ -296,6 +314,9 @@ func benchPopulation(ctx context.Context, o Options, cfg *config.Config, ds *dat
 	}
 	if pr.PyTorch != nil {
 		pr.Check = crossCheck(pr.Neateval.results, pr.PyTorch.results)
+	}
+	if pr.ONNXRuntime != nil {
+		pr.ORTCheck = crossCheckORT(pr.Neateval.results, pr.ONNXRuntime.results)
 	}
 	return pr, ctx.Err()
 }
@@ -324,7 +345,7 @@ func benchNeateval(ctx context.Context, ev *evaluator.Evaluator, pop *neat.Popul
 func (r *Report) ratios() {
 	for i := range r.Populations {
 		p := &r.Populations[i]
-		for _, e := range []*EngineResult{&p.Neateval, p.PyTorch} {
+		for _, e := range []*EngineResult{&p.Neateval, p.PyTorch, p.ONNXRuntime} {
 			if e == nil {
 				continue
 			}

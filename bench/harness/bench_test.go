@@ -22,7 +22,7 @@ func TestBenchSynthetic(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "bench.json")
 	var stdout, stderr bytes.Buffer
 	r, err := Run(context.Background(), Options{Preset: "both", Dataset: "synthetic", Images: 40, Size: 3, Seed: 1,
-		Torch: "off", Ceiling: "off", Threads: 2, Repeat: 2, Parallel: 1}, &stderr)
+		Torch: "off", Ceiling: "off", ORT: "off", Threads: 2, Repeat: 2, Parallel: 1}, &stderr)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
@@ -182,7 +182,7 @@ func TestBenchExternalEngines(t *testing.T) {
 	}
 	var stdout, stderr bytes.Buffer
 	res, err := Run(context.Background(), Options{Preset: "small", Dataset: "synthetic", Images: 64, Size: 2, Seed: 1,
-		Torch: "auto", Ceiling: "off", Repeat: 1, Parallel: 1, Python: "/usr/bin/python3"}, &stderr)
+		Torch: "auto", Ceiling: "off", ORT: "off", Repeat: 1, Parallel: 1, Python: "/usr/bin/python3"}, &stderr)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}

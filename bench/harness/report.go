@@ -85,6 +85,9 @@ func (r *Report) WriteTable(w io.Writer) {
 		if p.PyTorch != nil {
 			rows = append(rows, p.PyTorch)
 		}
+		if p.ONNXRuntime != nil {
+			rows = append(rows, p.ONNXRuntime)
+		}
 		for i, e := range rows {
 			head := fmt.Sprintf("%s\t%d\t%.1f\t%s", p.Preset, p.Genomes, float64(p.FLOPsPerImage)/1e6, vram.FormatBytes(p.WeightBytes))
 			if i > 0 {
@@ -108,20 +111,28 @@ func (r *Report) WriteTable(w io.Writer) {
 	if r.TorchNote != "" {
 		fmt.Fprintln(w, r.TorchNote)
 	}
+	if r.ORTNote != "" {
+		fmt.Fprintln(w, r.ORTNote)
+	}
 	for _, p := range r.Populations {
-		c := p.Check
-		if c == nil {
-			continue
-		}
-		verdict := "ok"
-		if !c.OK {
-			verdict = "MISMATCH"
-		}
-		fmt.Fprintf(w, "fitness %s: %s: %d of %d genomes agree with PyTorch (accuracy equal on %d, at most %d image(s) apart; loss at most %.1e apart, relative)\n",
-			p.Preset, verdict, c.Agree, c.Genomes, c.AccuracyEqual, c.MaxImagesDiff, c.MaxLossRel)
-		for _, s := range c.Problems {
-			fmt.Fprintf(w, "  %s\n", s)
-		}
+		printCheck(w, p.Preset, "PyTorch", p.Check)
+		printCheck(w, p.Preset, "onnxruntime", p.ORTCheck)
+	}
+}
+
+// printCheck writes the fitness cross-check of neateval against peer.
+func printCheck(w io.Writer, preset, peer string, c *fitnessCheck) {
+	if c == nil {
+		return
+	}
+	verdict := "ok"
+	if !c.OK {
+		verdict = "MISMATCH"
+	}
+	fmt.Fprintf(w, "fitness %s: %s: %d of %d genomes agree with %s (accuracy equal on %d, at most %d image(s) apart; loss at most %.1e apart, relative)\n",
+		preset, verdict, c.Agree, c.Genomes, peer, c.AccuracyEqual, c.MaxImagesDiff, c.MaxLossRel)
+	for _, s := range c.Problems {
+		fmt.Fprintf(w, "  %s\n", s)
 	}
 }
 

@@ -29,6 +29,7 @@ func newBenchFlags(o *benchFlags) *flag.FlagSet {
 	fs.IntVar(&o.Repeat, "repeat", 1, "score each population `R` times with each engine, alternating, and keep each engine's fastest")
 	fs.StringVar(&o.Torch, "torch", "auto", "compare with PyTorch (bench/torch_ref.py), `M`: auto (when python can import torch) or off")
 	fs.StringVar(&o.Ceiling, "ceiling", "auto", "measure the fp32 ceiling (bench/ceiling.sh, OpenBLAS sgemm), `M`: auto (when cc and OpenBLAS are there) or off")
+	fs.StringVar(&o.ORT, "ort", "auto", "compare with onnxruntime (bench/ort_ref.js, onnxruntime-node; see scripts/ort-deps.sh), `M`: auto (when node can load onnxruntime-node) or off")
 	fs.StringVar(&o.JSON, "json", "", "also write the report as JSON to `FILE`")
 	fs.StringVar(&o.Python, "python", "/usr/bin/python3", "the Python that runs torch_ref.py, `PATH`")
 	fs.StringVar(&o.BenchDir, "bench-dir", "", "the repository's bench/ folder, `DIR` (default: found from the working directory or the binary)")

@@ -28,6 +28,8 @@ func cmdHelp(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		printUsage(stdout, fs, evolveUsage)
 	case "bench":
 		printUsage(stdout, newBenchFlags(&benchFlags{}), benchUsage)
+	case "export":
+		printUsage(stdout, newExportFlags(&exportOptions{}), exportUsage)
 	case "plot":
 		printUsage(stdout, newPlotFlags(&plotOptions{}), plotUsage)
 	case "version":

@@ -31,6 +31,7 @@ var commands = map[string]func(ctx context.Context, args []string, stdout, stder
 	"run":     cmdRun,
 	"gen":     cmdGen,
 	"evolve":  cmdEvolve,
+	"export":  cmdExport,
 	"bench":   cmdBench,
 	"plan":    cmdPlan,
 	"plot":    cmdPlot,
@@ -58,7 +59,7 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return cmd(ctx, args[1:], stdout, stderr)
 }
 
-var commandNames = []string{"run", "plan", "gen", "evolve", "bench", "plot", "version", "help"}
+var commandNames = []string{"run", "plan", "gen", "evolve", "export", "bench", "plot", "version", "help"}
 
 // report prints err as one line, "neateval: <message>", and returns the
 // exit code for it.

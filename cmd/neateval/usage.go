@@ -12,6 +12,8 @@ Commands:
             size (mode, budgets, chunks, predicted peak), without running it
   gen       write a seeded random population (JSON + safetensors)
   evolve    evolve CNN genomes with NEAT on the configured data set
+  export    write genomes as ONNX models: one, every one, or the best of an
+            evolve run
   bench     measure the CPU evaluation of generated populations on MNIST,
             against PyTorch and the machine's fp32 ceiling when available
   plot      draw an evolve run's fitness curve, a run's timeline or a
@@ -73,7 +75,7 @@ continues with --resume from its last finished generation, exactly as if it
 had not stopped.
 `
 
-const benchUsage = `Usage: neateval bench [--preset small|wide|both] [--size N] [--seed S] [--images N] [--batch N] [--parallel P] [--threads T] [--torch auto|off] [--ceiling auto|off] [--json FILE]
+const benchUsage = `Usage: neateval bench [--preset small|wide|both] [--size N] [--seed S] [--images N] [--batch N] [--parallel P] [--threads T] [--torch auto|off] [--ort auto|off] [--ceiling auto|off] [--json FILE]
 
 Generates the population(s) of the presets (as gen does), scores them on the
 real MNIST test set through the evaluator of ` + "`run`" + ` on the CPU, and reports
