@@ -96,6 +96,28 @@ type BackendOptions struct {
 	// evaluator sets it to its thread budget over fitness_eval_parallel, so
 	// that parallel forwards never oversubscribe the cores.
 	Threads int
+	// Parallel is fitness_eval_parallel, the forwards that will run at
+	// once: a GPU backend makes a stream and its buffers for each when it
+	// opens (0: the backend's own default, ParallelHint). The CPU backend
+	// does not read it.
+	Parallel int
+}
+
+// ParallelHint is implemented by backends with a fitness_eval_parallel of
+// their own to suggest: the CUDA backend's is the forwards it opened
+// streams for.
+type ParallelHint interface {
+	PreferredParallel() int
+}
+
+// PreferredParallel is b's suggested fitness_eval_parallel, 1 for a backend
+// without a hint (the CPU backend splits each forward over its threads
+// instead).
+func PreferredParallel(b Backend) int {
+	if h, ok := b.(ParallelHint); ok && h.PreferredParallel() > 0 {
+		return h.PreferredParallel()
+	}
+	return 1
 }
 
 // NewBackendFunc creates a backend.

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # gpu-prepare.sh: build, on a machine without a GPU, everything that
-# scripts/gpu-check.sh runs on a lent GPU machine, into the ignored folder
-# .gpu (carry it: the device tool's carry [".gpu"]; it stays under 64 MiB):
+# scripts/gpu-smoke.sh and scripts/gpu-check.sh run on a lent GPU machine,
+# into the ignored folder .gpu (carry it: the device tool's carry
+# [".gpu"]; it stays under 64 MiB with the tree):
 #
 #   .gpu/cuda.test        the cuda-tagged tests of evaluator/cuda
+#   .gpu/cuda.race.test   the same, built with -race
 #   .gpu/neateval         a cuda-tagged neateval
 #   .gpu/pop/pop.json     a generated population, small preset (+ pop.safetensors)
 #   .gpu/popw/pop.json    a smaller one of the wide preset (more channels)
@@ -34,6 +36,7 @@ mkdir -p "$out/pop" "$out/popw" "$out/mnist"
 
 # Stripped (-s -w): the binaries travel, and 64 MiB is the limit.
 go test -tags cuda -c -ldflags='-s -w' -o "$out/cuda.test" ./evaluator/cuda
+go test -tags cuda -race -c -ldflags='-s -w' -o "$out/cuda.race.test" ./evaluator/cuda
 go build -tags cuda -ldflags='-s -w' -o "$out/neateval" ./cmd/neateval
 
 # The population, written by an untagged neateval (a cuda-tagged one cannot

@@ -19,6 +19,7 @@ import "C"
 import (
 	"embed"
 	"fmt"
+	"time"
 	"unsafe"
 
 	"github.com/neateval/neateval/evaluator"
@@ -45,6 +46,9 @@ type emuDriver struct {
 	used     int64
 	sizes    map[devptr]int64
 	streams  int
+	// events holds each event's last record: the emulator's work is done
+	// when it is enqueued, so an event's time is the host's.
+	events []time.Time
 }
 
 var _ driver = (*emuDriver)(nil)
@@ -67,7 +71,8 @@ func newEmu(o evaluator.BackendOptions) (*Backend, error) {
 				return nil, Info{}, fmt.Errorf("emu: no kernel %s in the sources", name)
 			}
 		}
-		return d, Info{Name: "emulated device", OtherProcesses: -1, Driver: "emu", NVMLError: "emulated"}, nil
+		return d, Info{Name: "emulated device", OtherProcesses: -1, Driver: "emu", NVMLError: "emulated",
+			Modules: []ModuleLoad{{Name: "emu", Image: "C++"}}}, nil
 	})
 }
 
@@ -127,6 +132,25 @@ func (d *emuDriver) newStream() (stream, error) {
 }
 
 func (d *emuDriver) destroyStream(s stream) error { return nil }
+
+func (d *emuDriver) newEvent() (event, error) {
+	d.events = append(d.events, time.Time{})
+	return event(len(d.events) - 1), nil
+}
+
+func (d *emuDriver) destroyEvent(e event) error { return nil }
+
+func (d *emuDriver) record(e event, s stream) error {
+	d.events[e] = time.Now()
+	return nil
+}
+
+func (d *emuDriver) elapsed(from, to event) (time.Duration, error) {
+	if d.events[from].IsZero() || d.events[to].IsZero() {
+		return 0, fmt.Errorf("emu: elapsed time of an event never recorded")
+	}
+	return d.events[to].Sub(d.events[from]), nil
+}
 
 func (d *emuDriver) htodAsync(dst devptr, src unsafe.Pointer, n int64, s stream) error {
 	return d.htod(dst, src, n)

@@ -46,7 +46,7 @@ func (b *Backend) Forward(ctx context.Context, mm evaluator.Model, dd evaluator.
 	if err := b.wait(m.ready, b.loads); err != nil {
 		return evaluator.SliceStats{}, fmt.Errorf("genome %d: copying the weights: %w", gid, err)
 	}
-	sl, err := b.getSlot()
+	sl, err := b.getSlot(ctx)
 	if err != nil {
 		return evaluator.SliceStats{}, fmt.Errorf("genome %d: %w", gid, err)
 	}
@@ -104,6 +104,7 @@ func (b *Backend) Forward(ctx context.Context, mm evaluator.Model, dd evaluator.
 	if werr != nil {
 		return evaluator.SliceStats{}, fmt.Errorf("genome %d: forward of %d images: %w", gid, n, werr)
 	}
+	b.addDeviceTime(sl)
 	if int64(stats[3]) != int64(n) {
 		return evaluator.SliceStats{}, fmt.Errorf("genome %d: the reduction reported %d rows for a slice of %d", gid, int64(stats[3]), n)
 	}
@@ -117,6 +118,9 @@ func (b *Backend) Forward(ctx context.Context, mm evaluator.Model, dd evaluator.
 
 // enqueue puts a forward's work on its stream; on the worker.
 func (b *Backend) enqueue(sl *slot, prog *sched.Program, base [5]uint64, in *pinned, inBytes int64, n int, done chan struct{}) error {
+	if err := b.drv.record(sl.start, sl.s); err != nil {
+		return err
+	}
 	if in != nil {
 		if err := b.drv.htodAsync(devptr(base[sched.Input]), in.p, inBytes, sl.s); err != nil {
 			return err
@@ -138,5 +142,20 @@ func (b *Backend) enqueue(sl *slot, prog *sched.Program, base [5]uint64, in *pin
 	if err := b.drv.dtohAsync(sl.stats.p, devptr(base[sched.Arena]+uint64(prog.StatsOff)), sched.StatsBytes, sl.s); err != nil {
 		return err
 	}
+	if err := b.drv.record(sl.end, sl.s); err != nil {
+		return err
+	}
 	return b.drv.onDone(sl.s, func() { close(done) })
+}
+
+// addDeviceTime adds the time between a finished forward's events to
+// DeviceTime. A failure to read it loses that figure only.
+func (b *Backend) addDeviceTime(sl *slot) {
+	_ = b.w.do(func() error {
+		d, err := b.drv.elapsed(sl.start, sl.end)
+		if err == nil {
+			b.busy.Add(int64(d))
+		}
+		return nil
+	})
 }
