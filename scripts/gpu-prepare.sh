@@ -6,7 +6,6 @@
 #
 #   .gpu/cuda.test        the cuda-tagged tests of evaluator/cuda
 #   .gpu/cuda.race.test   the same, built with -race
-#   .gpu/neateval         a cuda-tagged neateval
 #   .gpu/pop/pop.json     a generated population, small preset (+ pop.safetensors)
 #   .gpu/popw/pop.json    a smaller one of the wide preset (more channels)
 #   .gpu/mnist/           the MNIST test set (t10k-*-ubyte.gz)
@@ -37,7 +36,6 @@ mkdir -p "$out/pop" "$out/popw" "$out/mnist"
 # Stripped (-s -w): the binaries travel, and 64 MiB is the limit.
 go test -tags cuda -c -ldflags='-s -w' -o "$out/cuda.test" ./evaluator/cuda
 go test -tags cuda -race -c -ldflags='-s -w' -o "$out/cuda.race.test" ./evaluator/cuda
-go build -tags cuda -ldflags='-s -w' -o "$out/neateval" ./cmd/neateval
 
 # The population, written by an untagged neateval (a cuda-tagged one cannot
 # start here).

@@ -253,9 +253,10 @@ func TestRealOOM(t *testing.T) {
 	realOOM(t, pop, ds, 1, 2)
 }
 
-// realOOM evaluates pop on a device filled to leave a quarter of what its
-// largest genome needs at a batch of the whole data set, with parallel
-// forwards at once, and compares with the CPU backend on threads threads.
+// realOOM evaluates pop on a device filled to leave its weights and, for
+// each of parallel forwards at once, a quarter of what its largest genome
+// needs at a batch of the whole data set, and compares with the CPU
+// backend on threads threads.
 func realOOM(t *testing.T, pop *neat.Population, ds *datasets.Dataset, parallel, threads int) {
 	o := evaluator.Options{EvalBatchSize: ds.N, Parallel: parallel, CacheData: true}
 	cpu, err := evaluator.NewCPU(evaluator.BackendOptions{MemoryBytes: 8 << 30, Threads: threads})
@@ -266,7 +267,7 @@ func realOOM(t *testing.T, pop *neat.Population, ds *datasets.Dataset, parallel,
 	want := evaltest.Evaluate(t, cpu, ds, pop, staging.DefaultConfig(), evaluator.Options{EvalBatchSize: ds.N, Parallel: 1, CacheData: true, Threads: threads})
 
 	b := newT(t, evaluator.BackendOptions{Parallel: parallel}).(*Backend)
-	var need int64
+	var need, weights int64
 	for _, g := range pop.Genomes {
 		gr, err := neat.Compile(g, pop.Input, pop.NumClasses)
 		if err != nil {
@@ -274,6 +275,7 @@ func realOOM(t *testing.T, pop *neat.Population, ds *datasets.Dataset, parallel,
 		}
 		fp := b.Footprint(gr, ds.N, true)
 		need = max(need, fp.Model+fp.Act)
+		weights += fp.Model
 	}
 	var logs bytes.Buffer
 	log := zerolog.New(&logs)
@@ -283,10 +285,13 @@ func realOOM(t *testing.T, pop *neat.Population, ds *datasets.Dataset, parallel,
 		t.Fatal(err)
 	}
 	defer e.Close()
-	release := fill(t, b, need/4)
+	// Room for every genome's weights (the population was planned
+	// resident before the device filled) and a quarter of the largest
+	// genome's need for each forward in flight.
+	release := fill(t, b, weights+int64(parallel)*need/4)
 	defer release()
 	_, free := b.Device().MemInfo()
-	t.Logf("largest genome needs %s at batch %d; %s left free", vram.FormatBytes(need), ds.N, vram.FormatBytes(free))
+	t.Logf("largest genome needs %s at batch %d, the weights %s; %s left free", vram.FormatBytes(need), ds.N, vram.FormatBytes(weights), vram.FormatBytes(free))
 	got, err := e.Evaluate(context.Background(), pop, nil)
 	if err != nil {
 		t.Fatal(err)
