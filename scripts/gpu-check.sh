@@ -8,6 +8,7 @@
 #   smoke            TestSmoke: modules (cubin or JIT, timed), one evaluation
 #                    against the CPU backend, an impossible cuMemAlloc as the
 #                    typed out-of-memory
+#   conformance      TestConformance: the backend conformance suite
 #   mnist-vs-cpu     TestMNISTAgainstCPU: both check populations (small and
 #                    wide preset) on the MNIST test images, CUDA against the
 #                    CPU backend genome by genome (pass/fail)
@@ -89,6 +90,7 @@ if ((!dry)) && [[ -f $work/facts.log ]]; then
 fi
 gotest smoke 45 '^TestSmoke$'
 ((dry)) || gl_details[-1]="$(module_detail "$work/smoke.log"); ${gl_details[-1]}"
+gotest conformance 40 '^TestConformance$'
 gotest mnist-vs-cpu 80 '^TestMNISTAgainstCPU$'
 gotest staged-resident 30 '^(TestStagedVsResident|TestMemoryModel)$'
 gotest real-oom 45 '^(TestRealOOM|TestRealOOMPopulation)$'

@@ -50,7 +50,7 @@ func TestDryRun(t *testing.T) {
 	g := fakeGPUDir(t)
 	for script, steps := range map[string][]string{
 		"gpu-smoke.sh": {"gpu", "smoke", "jit"},
-		"gpu-check.sh": {"facts", "smoke", "mnist-vs-cpu", "staged-resident", "real-oom", "memcheck", "race",
+		"gpu-check.sh": {"facts", "smoke", "conformance", "mnist-vs-cpu", "staged-resident", "real-oom", "memcheck", "race",
 			"ceilings", "torch-tf32-on", "torch-tf32-off", "bench-neateval"},
 	} {
 		out, err := run(t, g, script, "--dry-run")

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"strings"
 	"testing"
 
@@ -220,6 +221,26 @@ func fill(t *testing.T, b *Backend, leave int64) func() {
 			if err := b.drv.memFree(c.p); err != nil {
 				return err
 			}
+		}
+		// The last chunk freed may have been large: take the excess back in
+		// smaller ones.
+		for {
+			free, _, err := b.drv.memInfo()
+			if err != nil {
+				return err
+			}
+			if free-leave < 1<<20 {
+				break
+			}
+			size := int64(1) << (bits.Len64(uint64(free-leave)) - 1)
+			p, err := b.drv.memAlloc(size)
+			if errors.Is(err, vram.ErrOutOfMemory) {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			held = append(held, chunk{p, size})
 		}
 		b.dev.src.refresh()
 		return nil

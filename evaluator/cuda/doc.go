@@ -19,6 +19,15 @@
 //     on one goroutine locked to its OS thread (worker): callers hand it
 //     closures. Launches are asynchronous, so the worker only enqueues;
 //     a forward waits for its stream's host callback, never the worker.
+//   - Everything a forward needs from the driver is made when the backend
+//     opens: for each of the fitness_eval_parallel forwards that may run at
+//     once (BackendOptions.Parallel, default DefaultParallel) a stream, two
+//     events (its device time) and a pinned result buffer. A failure to
+//     make one fails the open; CUDA_ERROR_OUT_OF_MEMORY from any call is
+//     vram's out-of-memory error. Only the staging buffers of weights and
+//     of images not cached on the device come later, from a bounded pool
+//     of pinned memory as sizes are first asked for; their failure is the
+//     same typed error, so the batch controller shrinks the batch.
 //   - Memory: vram's caching Allocator, the one the CPU device uses, over
 //     cuMemAlloc and cuMemFree (device.go). CUDA_ERROR_OUT_OF_MEMORY,
 //     recognised by its result code, becomes vram's out-of-memory error, so
@@ -28,8 +37,10 @@
 //     their own, so a prefetched chunk loads while the current one computes.
 //   - Forwards: the schedule of a forward (internal/sched) is one arena
 //     allocation laid out by the graph's liveness schedule, plus a list of
-//     launches of the kernels in kernels/ (CUDA C compiled to PTX, embedded,
-//     loaded with cuModuleLoadData). Up to fitness_eval_parallel forwards
+//     launches of the kernels in kernels/ (CUDA C compiled to PTX and the
+//     PTX to sm_90 machine code, both embedded: an sm_90 card loads the
+//     cubin, any other JIT-compiles the PTX; Info.Modules says which, and
+//     how long it took). Up to fitness_eval_parallel forwards
 //     run at once, each on its own stream; each ends with a one-block
 //     reduction of the logits whose 32-byte result is all that comes back.
 //

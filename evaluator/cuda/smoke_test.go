@@ -9,6 +9,7 @@ import (
 
 	"github.com/neateval/neateval/datasets"
 	"github.com/neateval/neateval/evaluator"
+	"github.com/neateval/neateval/evaluator/cuda/kernels"
 	"github.com/neateval/neateval/evaluator/evaltest"
 	"github.com/neateval/neateval/neat"
 	"github.com/neateval/neateval/staging"
@@ -26,6 +27,7 @@ func TestSmoke(t *testing.T) {
 	t0 := time.Now()
 	b := newT(t, evaluator.BackendOptions{}).(*Backend)
 	logInfo(t, b.Info(), time.Since(t0))
+	checkCubin(t, b.Info())
 
 	in := neat.Input{Channels: 1, Height: 28, Width: 28}
 	pop := neat.Generate(5, 3, in, 10, neat.DefaultGenConfig())
@@ -68,5 +70,32 @@ func logInfo(t *testing.T, i Info, open time.Duration) {
 	}
 	for _, k := range i.Kernels {
 		t.Logf("kernel %-22s %3d registers %6d B shared %4d B local %2d blocks/SM", k.Name, k.Registers, k.Shared, k.Local, k.BlocksPerSM)
+	}
+}
+
+// checkCubin: on an sm_90 card the committed cubins must be what loaded,
+// and the driver must report for each kernel the registers, shared and
+// local memory that resources.sm_90.txt (ptxas) says.
+func checkCubin(t *testing.T, i Info) {
+	t.Helper()
+	if i.CC != 90 || forcePTX() {
+		return
+	}
+	for _, m := range i.Modules {
+		if m.Image != "sm_90 cubin" {
+			t.Errorf("module %s: loaded %s on an sm_90 card (%s)", m.Name, m.Image, m.Fallback)
+		}
+	}
+	res, err := kernels.Resources()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range i.Kernels {
+		r := res[k.Name]
+		// The driver's shared size leaves out the 1 KiB the system reserves.
+		if k.Registers != r.Registers || k.Local != r.Local || k.Shared > r.Shared {
+			t.Errorf("kernel %s: the driver says %d registers, %d B local, %d B shared; ptxas said %d, %d, %d",
+				k.Name, k.Registers, k.Local, k.Shared, r.Registers, r.Local, r.Shared)
+		}
 	}
 }
