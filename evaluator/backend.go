@@ -101,6 +101,12 @@ type BackendOptions struct {
 	// opens (0: the backend's own default, ParallelHint). The CPU backend
 	// does not read it.
 	Parallel int
+	// ComputePrecision is how a GPU backend computes convolutions and dense
+	// layers: "fp32" (or empty), exact float32 as the CPU backend; "tf32",
+	// the tensor cores with each operand rounded to TF32 (10 mantissa
+	// bits) and float32 sums, as PyTorch does for convolutions by default.
+	// The CPU backend computes float32 and refuses nothing.
+	ComputePrecision string
 }
 
 // ParallelHint is implemented by backends with a fitness_eval_parallel of

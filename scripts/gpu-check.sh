@@ -12,6 +12,8 @@
 #   mnist-vs-cpu     TestMNISTAgainstCPU: both check populations (small and
 #                    wide preset) on the MNIST test images, CUDA against the
 #                    CPU backend genome by genome (pass/fail)
+#   tf32-vs-cpu      TestTF32AgainstCPU: compute precision "tf32" (the
+#                    tensor-core kernels) within its tolerance of the CPU
 #   staged-resident  TestStagedVsResident and TestMemoryModel
 #   real-oom         TestRealOOM, and TestRealOOMPopulation: the card filled
 #                    to its limit, the full small population evaluated with
@@ -24,7 +26,8 @@
 #                    through PyTorch (scripts/gpu_ceilings.py)
 #   torch-tf32-on    PyTorch (bench/torch_ref.py) on the small population,
 #   torch-tf32-off   TF32 on and off (scripts/torch_tf32.py), fitness compared
-#   bench-neateval   neateval's throughput on the same population and images
+#   bench-neateval   neateval's throughput on the same population and
+#   bench-tf32       images, in fp32 and in tf32
 #
 # Each step has its own timeout, cut to what is left of the budget; a step
 # killed at its timeout is TIMEOUT (not FAIL), one with under 10 s left is
@@ -92,6 +95,7 @@ gotest smoke 45 '^TestSmoke$'
 ((dry)) || gl_details[-1]="$(module_detail "$work/smoke.log"); ${gl_details[-1]}"
 gotest conformance 40 '^TestConformance$'
 gotest mnist-vs-cpu 80 '^TestMNISTAgainstCPU$'
+gotest tf32-vs-cpu 30 '^TestTF32AgainstCPU$'
 gotest staged-resident 30 '^(TestStagedVsResident|TestMemoryModel)$'
 gotest real-oom 45 '^(TestRealOOM|TestRealOOMPopulation)$'
 
@@ -137,12 +141,17 @@ PY
 	record torch-tf32-delta INFO 0 "$(tail -n1 <<<"$cmp")"
 fi
 
-NEATEVAL_BENCH_POP=$g/pop/pop.json NEATEVAL_BENCH_BATCH=$batch NEATEVAL_BENCH_LIMIT=$images NEATEVAL_BENCH_PARALLEL=4 \
-	step bench-neateval 40 "BenchmarkEvaluateMNIST, small population" "$t" -test.run '^$' -test.bench '^BenchmarkEvaluateMNIST$' -test.benchtime 3x
-if ((!dry)) && [[ ${gl_results[-1]} == PASS ]]; then
-	gl_results[-1]=INFO
-	gl_details[-1]="$(grep -o '[0-9.e+]* images·genomes/s' "$work/bench-neateval.log" | tail -1), $(grep -o '[0-9.e+]* GFLOP/s' "$work/bench-neateval.log" | tail -1)"
-fi
+# neateval on the same population and images, fp32 then tf32.
+for prec in fp32 tf32; do
+	name=bench-neateval
+	[[ $prec == tf32 ]] && name=bench-tf32
+	NEATEVAL_BENCH_POP=$g/pop/pop.json NEATEVAL_BENCH_BATCH=$batch NEATEVAL_BENCH_LIMIT=$images NEATEVAL_BENCH_PARALLEL=4 NEATEVAL_BENCH_PRECISION=$prec \
+		step "$name" 40 "BenchmarkEvaluateMNIST, small population, $prec" "$t" -test.run '^$' -test.bench '^BenchmarkEvaluateMNIST$' -test.benchtime 3x
+	if ((!dry)) && [[ ${gl_results[-1]} == PASS ]]; then
+		gl_results[-1]=INFO
+		gl_details[-1]="$prec: $(grep -o '[0-9.e+]* images·genomes/s' "$work/$name.log" | tail -1), $(grep -o '[0-9.e+]* GFLOP/s' "$work/$name.log" | tail -1)"
+	fi
+done
 
 if ((!dry)); then
 	cat "$work"/*.log >"$out/tests.log"

@@ -50,8 +50,8 @@ func TestDryRun(t *testing.T) {
 	g := fakeGPUDir(t)
 	for script, steps := range map[string][]string{
 		"gpu-smoke.sh": {"gpu", "smoke", "jit"},
-		"gpu-check.sh": {"facts", "smoke", "conformance", "mnist-vs-cpu", "staged-resident", "real-oom", "memcheck", "race",
-			"ceilings", "torch-tf32-on", "torch-tf32-off", "bench-neateval"},
+		"gpu-check.sh": {"facts", "smoke", "conformance", "mnist-vs-cpu", "tf32-vs-cpu", "staged-resident", "real-oom", "memcheck", "race",
+			"ceilings", "torch-tf32-on", "torch-tf32-off", "bench-neateval", "bench-tf32"},
 	} {
 		out, err := run(t, g, script, "--dry-run")
 		if err != nil {

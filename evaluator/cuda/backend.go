@@ -28,6 +28,7 @@ type Backend struct {
 	w     *worker
 	dev   *Device
 	dtype vram.DType
+	prec  sched.Precision
 	pool  *pinnedPool
 	// loads is the stream the weights are copied on.
 	loads stream
@@ -95,11 +96,15 @@ func newBackend(o evaluator.BackendOptions, open func() (driver, Info, error)) (
 	if err := o.Faults.Validate(); err != nil {
 		return nil, fmt.Errorf("cuda: %w", err)
 	}
+	prec, err := ParsePrecision(o.ComputePrecision)
+	if err != nil {
+		return nil, err
+	}
 	n := o.Parallel
 	if n <= 0 {
 		n = DefaultParallel
 	}
-	b := &Backend{dtype: o.DType, slots: make(chan *slot, n)}
+	b := &Backend{dtype: o.DType, prec: prec, slots: make(chan *slot, n)}
 	w, err := startWorker(func() error {
 		drv, info, err := open()
 		if err != nil {

@@ -18,8 +18,9 @@ import (
 // work PyTorch's reference does (bench/torch_ref.py): set
 // NEATEVAL_BENCH_POP to the population JSON and NEATEVAL_MNIST_DIR to the
 // folder of t10k-*-ubyte.gz; NEATEVAL_BENCH_BATCH (default 10000) and
-// NEATEVAL_BENCH_PARALLEL (default 8) tune it, and NEATEVAL_BENCH_LIMIT
-// scores only the first images. One warm-up evaluation runs
+// NEATEVAL_BENCH_PARALLEL (default 8) tune it, NEATEVAL_BENCH_LIMIT
+// scores only the first images, and NEATEVAL_BENCH_PRECISION is the compute
+// precision ("fp32", the default, or "tf32"). One warm-up evaluation runs
 // first (module JIT, allocator, streams). It reports images·genomes/s and
 // the achieved GFLOP/s (2 × multiply-adds of conv2d and dense), counting
 // the valid genomes as torch_ref.py does.
@@ -50,7 +51,7 @@ func BenchmarkEvaluateMNIST(b *testing.B) {
 			valid++
 		}
 	}
-	be := newT(b, evaluator.BackendOptions{})
+	be := newT(b, evaluator.BackendOptions{ComputePrecision: os.Getenv("NEATEVAL_BENCH_PRECISION")})
 	e, err := evaluator.New(be, ds, staging.DefaultConfig(), evaluator.Options{EvalBatchSize: batch, Parallel: par, CacheData: true})
 	if err != nil {
 		b.Fatal(err)

@@ -44,6 +44,12 @@
 //     run at once, each on its own stream; each ends with a one-block
 //     reduction of the logits whose 32-byte result is all that comes back.
 //
+// Compute precision (BackendOptions.ComputePrecision): "fp32", the
+// default, runs the products in float32 FMA (gemm.cu); "tf32" runs them on
+// the tensor cores (gemm_tc.cu: mma.sync m16n8k8, operands rounded to TF32,
+// float32 sums), within a measured tolerance of the CPU backend (NOTES.md).
+// The emulator runs both, the MMA through a C++ twin of its semantics.
+//
 // Footprint is exact: a genome's weight block and its forward's arena are
 // the only allocations Load and Forward make.
 package cuda

@@ -70,7 +70,7 @@ func (m *model) program(n int, cached bool) (*sched.Program, error) {
 			return p, nil
 		}
 	}
-	p, err := sched.Build(m.g, m.b.dtype, n, cached)
+	p, err := sched.BuildPrecision(m.g, m.b.dtype, n, cached, m.b.prec)
 	if err != nil {
 		return nil, err
 	}

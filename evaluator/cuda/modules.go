@@ -3,8 +3,11 @@
 package cuda
 
 import (
+	"fmt"
 	"os"
 	"time"
+
+	"github.com/neateval/neateval/evaluator/cuda/internal/sched"
 )
 
 // ModuleLoad says how one module of kernels was loaded.
@@ -51,3 +54,15 @@ func forcePTX() bool { return os.Getenv(imageEnv) == "ptx" }
 // batch of 10,000) for little more overlap. A prediction: the first GPU
 // run's benchmark at 1, 4 and 8 says (scripts/gpu-check.sh).
 const DefaultParallel = 4
+
+// ParsePrecision reads the compute_precision key: "fp32" or "" (exact
+// float32) or "tf32" (TF32 tensor cores, float32 sums).
+func ParsePrecision(s string) (sched.Precision, error) {
+	switch s {
+	case "", "fp32":
+		return sched.FP32, nil
+	case "tf32":
+		return sched.TF32, nil
+	}
+	return 0, fmt.Errorf("cuda: compute precision %q: want \"fp32\" or \"tf32\"", s)
+}

@@ -17,11 +17,17 @@ type Module struct {
 //go:embed gemm.ptx
 var gemmPTX string
 
+//go:embed gemm_tc.ptx
+var gemmTCPTX string
+
 //go:embed ops.ptx
 var opsPTX string
 
 //go:embed gemm.sm_90.cubin
 var gemmCubin []byte
+
+//go:embed gemm_tc.sm_90.cubin
+var gemmTCCubin []byte
 
 //go:embed ops.sm_90.cubin
 var opsCubin []byte
@@ -29,5 +35,6 @@ var opsCubin []byte
 // Modules are the backend's modules.
 var Modules = []Module{
 	{Name: "gemm", PTX: gemmPTX, Cubin: gemmCubin, CubinArch: 90},
+	{Name: "gemm_tc", PTX: gemmTCPTX, Cubin: gemmTCCubin, CubinArch: 90},
 	{Name: "ops", PTX: opsPTX, Cubin: opsCubin, CubinArch: 90},
 }

@@ -3,6 +3,7 @@ package perfmodel
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,9 +21,9 @@ type Cost struct {
 	Bytes         float64 // device memory read plus written, each input once per row tile
 	Compute, Mem  time.Duration
 	Time          time.Duration // the larger, scaled by the grid's fill, at least MinBlock
-	// TF32 is Time with the products' compute term at the TF32 rate (the
-	// tensor-core path the backend does not have yet).
-	TF32 time.Duration
+	// Full is the larger term at a full grid: the time if the streams
+	// packed this launch's work with others' perfectly.
+	Full time.Duration
 }
 
 func (c *Cost) add(o Cost) {
@@ -33,7 +34,7 @@ func (c *Cost) add(o Cost) {
 	c.Compute += o.Compute
 	c.Mem += o.Mem
 	c.Time += o.Time
-	c.TF32 += o.TF32
+	c.Full += o.Full
 }
 
 // Bound is "compute" or "memory", whichever term is larger, or "launch"
@@ -52,7 +53,7 @@ func (c Cost) Bound(min time.Duration) string {
 // work is what one launch does, read off its arguments.
 type work struct {
 	flops, issued, bytes float64
-	product              bool
+	tensor               bool // on the tensor cores (gemmtc_…)
 }
 
 // elem is the bytes of the storage type a kernel name ends in (f, h) at
@@ -72,20 +73,24 @@ func lit(l *sched.Launch, i int) float64 { return float64(l.Args[i].V) }
 // arguments (the argument order of kernels/*.cu).
 func launchWork(name string, l *sched.Launch) (work, error) {
 	switch {
-	case strings.HasPrefix(name, "gemm_"):
+	case strings.HasPrefix(name, "gemm_"), strings.HasPrefix(name, "gemmtc_"):
 		// x, w, bias, y, cols, M, Kd, C, H, W, K, S, P, OH, OW, act
 		cols, m, kd := lit(l, 4), lit(l, 5), lit(l, 6)
 		c, h, w, oh, ow := lit(l, 7), lit(l, 8), lit(l, 9), lit(l, 13), lit(l, 14)
-		bm := 16.0
-		fmt.Sscanf(name, "gemm_m%g", &bm)
+		// gemm_m16_conv_fff, gemmtc_m64_dense_hhf: the tile's rows.
+		tile := strings.Split(name, "_")[1]
+		bm, err := strconv.ParseFloat(strings.TrimPrefix(tile, "m"), 64)
+		if err != nil {
+			return work{}, fmt.Errorf("perfmodel: kernel %s: no tile rows in its name", name)
+		}
 		rowTiles := math.Ceil(m / bm)
 		imgs := cols / (oh * ow)
 		in := imgs * c * h * w * elem(name, 1)
 		return work{
-			flops:   2 * cols * m * kd,
-			issued:  2 * math.Ceil(cols/sched.GEMMColumns) * sched.GEMMColumns * rowTiles * bm * math.Ceil(kd/16) * 16,
-			bytes:   in*rowTiles + m*(kd+1)*elem(name, 0) + cols*m*elem(name, 2),
-			product: true,
+			flops:  2 * cols * m * kd,
+			issued: 2 * math.Ceil(cols/sched.GEMMColumns) * sched.GEMMColumns * rowTiles * bm * math.Ceil(kd/16) * 16,
+			bytes:  in*rowTiles + m*(kd+1)*elem(name, 0) + cols*m*elem(name, 2),
+			tensor: strings.HasPrefix(name, "gemmtc_"),
 		}, nil
 	case strings.HasPrefix(name, "pool_"):
 		// x, y, planes, H, W, K, S, OH, OW
@@ -115,7 +120,8 @@ func launchWork(name string, l *sched.Launch) (work, error) {
 	return work{}, fmt.Errorf("perfmodel: no model of kernel %s", name)
 }
 
-// Predict is the cost of one launch on c. The kernel must have resources
+// Predict is the cost of one launch on c: a gemmtc_ kernel's products at
+// the TF32 rate, every other's at the FP32 rate. The kernel must have resources
 // in res (the report shows its occupancy; the rates do not depend on it).
 func Predict(c Ceilings, res map[string]kernels.Resource, l *sched.Launch) (Cost, error) {
 	name := sched.Kernels[l.Kernel]
@@ -135,15 +141,16 @@ func Predict(c Ceilings, res map[string]kernels.Resource, l *sched.Launch) (Cost
 	// rates scale by the share used.
 	fill := blocks / (math.Ceil(blocks/sms) * sms)
 	sec := func(x float64) time.Duration { return time.Duration(x * 1e9) }
+	rate := c.FP32
+	if w.tensor {
+		rate = c.TF32
+	}
 	out := Cost{
 		Launches: 1, FLOPs: w.flops, Issued: w.issued, Bytes: w.bytes,
-		Compute: sec(w.issued / (c.FP32 * fill)),
+		Compute: sec(w.issued / (rate * fill)),
 		Mem:     sec(w.bytes / (c.BW * fill)),
 	}
 	out.Time = max(out.Compute, out.Mem, c.MinBlock)
-	out.TF32 = out.Time
-	if w.product {
-		out.TF32 = max(sec(w.issued/(c.TF32*fill)), out.Mem, c.MinBlock)
-	}
+	out.Full = max(sec(w.issued/rate), sec(w.bytes/c.BW))
 	return out, nil
 }

@@ -25,19 +25,17 @@ type KernelRow struct {
 // the data set cached on the device.
 type Report struct {
 	Genomes, Valid, Images, Batch int
+	Precision                     sched.Precision
 	Kernels                       []KernelRow // by predicted time, largest first
 	Total                         Cost
-	// Floor is the time if the streams packed every launch perfectly (no
-	// partly filled grids, no shortest launch): Σ max(compute, memory) at
-	// full fill.
-	Floor time.Duration
 	// Host is the worker's time to enqueue every launch (one thread).
 	Host time.Duration
 }
 
-// Evaluate predicts one evaluation of pop on c.
-func Evaluate(c Ceilings, res map[string]kernels.Resource, pop *neat.Population, images, batch int) (Report, error) {
-	rep := Report{Genomes: len(pop.Genomes), Images: images, Batch: batch}
+// Evaluate predicts one evaluation of pop on c, the products in precision
+// prec.
+func Evaluate(c Ceilings, res map[string]kernels.Resource, pop *neat.Population, images, batch int, prec sched.Precision) (Report, error) {
+	rep := Report{Genomes: len(pop.Genomes), Images: images, Batch: batch, Precision: prec}
 	rows := map[string]*KernelRow{}
 	slicesOf := map[int]int{batch: images / batch}
 	if r := images % batch; r > 0 {
@@ -53,7 +51,7 @@ func Evaluate(c Ceilings, res map[string]kernels.Resource, pop *neat.Population,
 			if times == 0 {
 				continue
 			}
-			p, err := sched.Build(g, vram.Float32, n, true)
+			p, err := sched.BuildPrecision(g, vram.Float32, n, true, prec)
 			if err != nil {
 				return rep, err
 			}
@@ -72,8 +70,6 @@ func Evaluate(c Ceilings, res map[string]kernels.Resource, pop *neat.Population,
 				for range times {
 					row.add(cost)
 					rep.Total.add(cost)
-					full := max(time.Duration(cost.Issued/c.FP32*1e9), time.Duration(cost.Bytes/c.BW*1e9))
-					rep.Floor += full
 				}
 			}
 		}

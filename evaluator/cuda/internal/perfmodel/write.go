@@ -3,6 +3,7 @@ package perfmodel
 import (
 	"io"
 
+	"github.com/neateval/neateval/evaluator/cuda/internal/sched"
 	"github.com/neateval/neateval/evaluator/cuda/kernels"
 	"github.com/neateval/neateval/neat"
 )
@@ -37,15 +38,15 @@ func Write(w io.Writer) error {
 	var ps []Preset
 	for _, s := range setups {
 		pop := neat.Generate(s.seed, s.size, mnist, 10, s.cfg())
-		full, err := Evaluate(H200, res, pop, fullImages, fullImages)
-		if err != nil {
-			return err
+		ps = append(ps, Preset{Name: s.name})
+		r := &ps[len(ps)-1].Reports
+		for i, run := range []struct{ images, batch int }{{fullImages, fullImages}, {checkImages, s.checkBatch}} {
+			for j, prec := range []sched.Precision{sched.FP32, sched.TF32} {
+				if r[2*i+j], err = Evaluate(H200, res, pop, run.images, run.batch, prec); err != nil {
+					return err
+				}
+			}
 		}
-		check, err := Evaluate(H200, res, pop, checkImages, s.checkBatch)
-		if err != nil {
-			return err
-		}
-		ps = append(ps, Preset{Name: s.name, Report: full, Check: check})
 	}
 	return WriteMarkdown(w, H200, ps)
 }
