@@ -59,9 +59,12 @@ chmod u+w "$out"/mnist/*
 	echo "populations: pop small × $size seed $seed; popw wide × $wsize seed $((seed + 1))"
 	echo "cuda headers $(tr '\n' ' ' <"$cache/SOURCE")"
 } >"$out/MANIFEST"
+# The device tool carries the tracked tree and .gpu together, 64 MiB at
+# most: the committed PTX and cubins are about 10 MB of the tree.
 total=$(du -sb "$out" | cut -f1)
-echo "gpu-prepare: $(du -sh "$out" | cut -f1) in $out"
-if ((total > 60 * 1024 * 1024)); then
-	echo "gpu-prepare: $out is over 60 MiB; the device tool carries at most 64 MiB with the tree" >&2
+tree=$(git ls-files -z | xargs -0 du -cb 2>/dev/null | tail -n1 | cut -f1)
+echo "gpu-prepare: $(du -sh "$out" | cut -f1) in $out, $((tree >> 20)) MiB of tracked tree beside it"
+if ((total + tree > 62 * 1024 * 1024)); then
+	echo "gpu-prepare: $out and the tree are over 62 MiB together; the device tool carries at most 64 MiB" >&2
 	exit 1
 fi

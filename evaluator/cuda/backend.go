@@ -41,6 +41,9 @@ type Backend struct {
 	// busy is the device time of the forwards so far, in nanoseconds (from
 	// each one's events).
 	busy atomic.Int64
+	// loadEvents are the events of unloaded models, for the next loads to
+	// record their copies' ends with; on the worker only.
+	loadEvents []event
 
 	closeOnce sync.Once
 	closeErr  error
@@ -171,6 +174,17 @@ func (b *Backend) newSlot(sl *slot) error {
 	return nil
 }
 
+// loadEvent returns an event for a model's copy: a freed one, or a new one
+// (CUDA_ERROR_OUT_OF_MEMORY typed as vram's). On the worker.
+func (b *Backend) loadEvent() (event, error) {
+	if n := len(b.loadEvents); n > 0 {
+		e := b.loadEvents[n-1]
+		b.loadEvents = b.loadEvents[:n-1]
+		return e, nil
+	}
+	return b.drv.newEvent()
+}
+
 // PreferredParallel is the fitness_eval_parallel this backend suggests: the
 // forwards it opened streams for (evaluator.ParallelHint).
 func (b *Backend) PreferredParallel() int { return b.info.Streams }
@@ -212,6 +226,9 @@ func (b *Backend) Close() error {
 			for _, s := range b.all {
 				errs = append(errs, b.drv.hostFree(s.stats.p), b.drv.destroyEvent(s.start),
 					b.drv.destroyEvent(s.end), b.drv.destroyStream(s.s))
+			}
+			for _, e := range b.loadEvents {
+				errs = append(errs, b.drv.destroyEvent(e))
 			}
 			errs = append(errs, b.drv.destroyStream(b.loads))
 			b.dev.alloc.EmptyCache()

@@ -34,7 +34,9 @@
 //     the batch controller and the staging manager work unchanged.
 //   - Weights: Load converts a genome's weights into pinned host memory
 //     (cuMemHostAlloc, from a bounded pool) and copies them on a stream of
-//     their own, so a prefetched chunk loads while the current one computes.
+//     their own, so a prefetched chunk loads while the current one computes;
+//     an event recorded after the copy orders it before the model's
+//     forwards on the device (cuStreamWaitEvent), not through the host.
 //   - Forwards: the schedule of a forward (internal/sched) is one arena
 //     allocation laid out by the graph's liveness schedule, plus a list of
 //     launches of the kernels in kernels/ (CUDA C compiled to PTX and the

@@ -46,6 +46,9 @@ type driver interface {
 	destroyEvent(e event) error
 	record(e event, s stream) error
 	elapsed(from, to event) (time.Duration, error)
+	// streamWait is cuStreamWaitEvent: work enqueued on s after it waits,
+	// on the device, until the stream that recorded e passes it.
+	streamWait(s stream, e event) error
 	// htodAsync and dtohAsync are cuMemcpyHtoDAsync and cuMemcpyDtoHAsync:
 	// the host memory must be pinned and stay untouched until the stream
 	// passes the copy.

@@ -223,6 +223,10 @@ func (d *cuDriver) record(e event, s stream) error {
 	return cuErr("cuEventRecord", d.events[e].Record(d.streams[s]))
 }
 
+func (d *cuDriver) streamWait(s stream, e event) error {
+	return cuErr("cuStreamWaitEvent", d.streams[s].Wait(d.events[e], 0))
+}
+
 func (d *cuDriver) elapsed(from, to event) (time.Duration, error) {
 	ms, err := d.events[from].Elapsed(d.events[to])
 	if err != nil {

@@ -43,9 +43,6 @@ func (b *Backend) Forward(ctx context.Context, mm evaluator.Model, dd evaluator.
 	if err != nil {
 		return evaluator.SliceStats{}, err
 	}
-	if err := b.wait(m.ready, b.loads); err != nil {
-		return evaluator.SliceStats{}, fmt.Errorf("genome %d: copying the weights: %w", gid, err)
-	}
 	sl, err := b.getSlot(ctx)
 	if err != nil {
 		return evaluator.SliceStats{}, fmt.Errorf("genome %d: %w", gid, err)
@@ -84,7 +81,7 @@ func (b *Backend) Forward(ctx context.Context, mm evaluator.Model, dd evaluator.
 			base[sched.Input] = arena.Addr + uint64(prog.InputOff)
 			base[sched.Labels] = arena.Addr + uint64(prog.LabelsOff)
 		}
-		if err := b.enqueue(sl, prog, base, in, inBytes, n, done); err != nil {
+		if err := b.enqueue(sl, m, prog, base, in, inBytes, n, done); err != nil {
 			// Whatever was enqueued must finish before the arena and the
 			// buffers are reused.
 			err = errors.Join(err, b.drv.streamSync(sl.s))
@@ -116,8 +113,15 @@ func (b *Backend) Forward(ctx context.Context, mm evaluator.Model, dd evaluator.
 	}, nil
 }
 
-// enqueue puts a forward's work on its stream; on the worker.
-func (b *Backend) enqueue(sl *slot, prog *sched.Program, base [5]uint64, in *pinned, inBytes int64, n int, done chan struct{}) error {
+// enqueue puts a forward's work on its stream, after the model's weights
+// have landed; on the worker.
+func (b *Backend) enqueue(sl *slot, m *model, prog *sched.Program, base [5]uint64, in *pinned, inBytes int64, n int, done chan struct{}) error {
+	if m.block != nil {
+		// The weights' copy, ordered on the device.
+		if err := b.drv.streamWait(sl.s, m.copied); err != nil {
+			return err
+		}
+	}
 	if err := b.drv.record(sl.start, sl.s); err != nil {
 		return err
 	}
