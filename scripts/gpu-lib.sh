@@ -136,5 +136,5 @@ gotest_detail() {
 # module_detail LOG: how each module loaded and in how long, from the
 # tests' "module NAME IMAGE N ms" lines, on one line.
 module_detail() {
-	grep -E 'module [a-z]+ ' "$1" 2>/dev/null | sed -E 's/.*module /module /; s/ +/ /g; s/ $//' | paste -sd';' -
+	grep -E 'module [a-z_]+ ' "$1" 2>/dev/null | sed -E 's/.*module /module /; s/ +/ /g; s/ $//' | paste -sd';' -
 }

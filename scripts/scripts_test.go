@@ -108,3 +108,19 @@ table`
 		t.Errorf("no summary.txt: %v", err)
 	}
 }
+
+// TestModuleDetail: the smoke step's table row names how each module
+// loaded, from the test's log lines.
+func TestModuleDetail(t *testing.T) {
+	needTool(t, "bash", "sed", "paste")
+	log := filepath.Join(t.TempDir(), "smoke.log")
+	if err := os.WriteFile(log, []byte("=== RUN   TestSmoke\n    smoke_test.go:84: module gemm  sm_90 cubin         12.3 ms \n"+
+		"    smoke_test.go:84: module gemm_tc compute_80 PTX   950.0 ms NEATEVAL_CUDA_IMAGE=ptx\n--- PASS: TestSmoke (1.00s)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("bash", "-c", "source gpu-lib.sh; module_detail "+log).CombinedOutput()
+	want := "module gemm sm_90 cubin 12.3 ms;module gemm_tc compute_80 PTX 950.0 ms NEATEVAL_CUDA_IMAGE=ptx\n"
+	if err != nil || string(out) != want {
+		t.Errorf("module_detail: %v %q, want %q", err, out, want)
+	}
+}
