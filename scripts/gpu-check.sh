@@ -149,7 +149,7 @@ for prec in fp32 tf32; do
 		step "$name" 40 "BenchmarkEvaluateMNIST, small population, $prec" "$t" -test.run '^$' -test.bench '^BenchmarkEvaluateMNIST$' -test.benchtime 3x
 	if ((!dry)) && [[ ${gl_results[-1]} == PASS ]]; then
 		gl_results[-1]=INFO
-		gl_details[-1]="$prec: $(grep -o '[0-9.e+]* images·genomes/s' "$work/$name.log" | tail -1), $(grep -o '[0-9.e+]* GFLOP/s' "$work/$name.log" | tail -1)"
+		gl_details[-1]="$prec: $(grep -o '[0-9.e+]* images·genomes/s' "$work/$name.log" | tail -1), $(grep -o '[0-9.e+]* GFLOP/s' "$work/$name.log" | tail -1), $(grep -o '[0-9.e+]* device-ms/op' "$work/$name.log" | tail -1) (model: docs/gpu-performance-model.md, 2000 × 2000 rows)"
 	fi
 done
 

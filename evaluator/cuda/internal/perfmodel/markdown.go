@@ -49,9 +49,10 @@ func WriteMarkdown(w io.Writer, c Ceilings, presets []Preset) error {
 	p("schedules the backend launches, the registers and shared memory ptxas gave\n")
 	p("each kernel in the committed sm_90 cubins (kernels/resources.sm_90.txt),\n")
 	p("and the ceilings below. The first run on a card (`scripts/gpu-check.sh`,\n")
-	p("step bench-neateval, and the forwards' device time by events) measures the\n")
-	p("same work: put its figures beside these, and the ratio says where the\n")
-	p("kernels stand and which term of the model is wrong.\n\n")
+	p("steps bench-neateval and bench-tf32: images·genomes/s and device-ms/op,\n")
+	p("the forwards' device time by their streams' events) measures the work of\n")
+	p("the 2000 × 2000 rows: put its figures beside these, and the ratio says\n")
+	p("where the kernels stand and which term of the model is wrong.\n\n")
 	p("## The model\n\n")
 	p("Per launch: the FLOPs the kernel's tiles issue (padding included: a\n")
 	p("product tile is BM = 16, 32 or 64 rows × 128 columns, its k-steps 16\n")
@@ -78,8 +79,11 @@ func WriteMarkdown(w io.Writer, c Ceilings, presets []Preset) error {
 				r.Total.Bytes/1e9, ms(r.Total.Time), ms(r.Total.Full), ms(r.Host), r.Rate()/1e6)
 		}
 	}
-	p("\nThe rows at 2000 × 2000 are what gpu-check.sh's bench-neateval step runs\n")
-	p("(fp32); compare its images·genomes/s with the prediction.\n\n")
+	p("\nThe rows at 2000 × 2000 are what gpu-check.sh's bench-neateval (fp32)\n")
+	p("and bench-tf32 steps run, with 4 streams: their device-ms/op sums each\n")
+	p("forward's span, which on shared streams also holds the others' kernels,\n")
+	p("so it lies between this device time and 4 times it; images·genomes/s\n")
+	p("compares with the last column directly.\n\n")
 	for _, ps := range presets {
 		writeKernels(p, c, ps.Name, ps.Reports[0])
 		writeKernels(p, c, ps.Name, ps.Reports[1])
