@@ -56,24 +56,27 @@ var _ driver = (*emuDriver)(nil)
 // newEmu opens a backend over the emulator with o.MemoryBytes of device
 // memory (default 1 GiB).
 func newEmu(o evaluator.BackendOptions) (*Backend, error) {
-	return newBackend(o, func() (driver, Info, error) {
-		capacity := o.MemoryBytes
-		if capacity <= 0 {
-			capacity = 1 << 30
+	return newBackend(o, func() (driver, Info, error) { return openEmu(o.MemoryBytes) })
+}
+
+// openEmu makes an emulated device of capacity bytes (default 1 GiB) with
+// every kernel of the sources.
+func openEmu(capacity int64) (*emuDriver, Info, error) {
+	if capacity <= 0 {
+		capacity = 1 << 30
+	}
+	d := &emuDriver{capacity: capacity, sizes: map[devptr]int64{}}
+	d.fns = make([]C.int, len(sched.Kernels))
+	for k, name := range sched.Kernels {
+		cs := C.CString(name)
+		d.fns[k] = C.emu_kernel(cs)
+		C.free(unsafe.Pointer(cs))
+		if d.fns[k] < 0 {
+			return nil, Info{}, fmt.Errorf("emu: no kernel %s in the sources", name)
 		}
-		d := &emuDriver{capacity: capacity, sizes: map[devptr]int64{}}
-		d.fns = make([]C.int, len(sched.Kernels))
-		for k, name := range sched.Kernels {
-			cs := C.CString(name)
-			d.fns[k] = C.emu_kernel(cs)
-			C.free(unsafe.Pointer(cs))
-			if d.fns[k] < 0 {
-				return nil, Info{}, fmt.Errorf("emu: no kernel %s in the sources", name)
-			}
-		}
-		return d, Info{Name: "emulated device", OtherProcesses: -1, Driver: "emu", NVMLError: "emulated",
-			Modules: []ModuleLoad{{Name: "emu", Image: "C++"}}}, nil
-	})
+	}
+	return d, Info{Name: "emulated device", OtherProcesses: -1, Driver: "emu", NVMLError: "emulated",
+		Modules: []ModuleLoad{{Name: "emu", Image: "C++"}}}, nil
 }
 
 type emuOOM struct{ size, free int64 }
