@@ -30,19 +30,40 @@ bench: build
 CUDA_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/neateval/cuda
 CUDA_ENV = CGO_ENABLED=1 CGO_CFLAGS="-I$(CUDA_CACHE)/include -Wno-deprecated-declarations" CGO_LDFLAGS="-L$(CUDA_CACHE)/lib"
 NVCC ?= nvcc
+PTXAS ?= ptxas
+CUOBJDUMP ?= cuobjdump
 PTX_ARCH ?= compute_80
+CUBIN_ARCH ?= sm_90
 CUDA_KERNELS = evaluator/cuda/kernels
 
-.PHONY: cuda-deps ptx vet-cuda build-cuda test-cuda-compile test-cuda-emu gpu-prepare
+.PHONY: cuda-deps ptx kernels vet-cuda build-cuda test-cuda-compile test-cuda-emu gpu-prepare perf-model
 
 cuda-deps:
 	scripts/cuda-deps.sh $(CUDA_CACHE)
 
 # Regenerate the committed PTX (needs nvcc: Debian's nvidia-cuda-toolkit).
-ptx: $(CUDA_KERNELS)/gemm.ptx $(CUDA_KERNELS)/ops.ptx
+ptx: $(CUDA_KERNELS)/gemm.ptx $(CUDA_KERNELS)/gemm_tc.ptx $(CUDA_KERNELS)/ops.ptx
 
-$(CUDA_KERNELS)/%.ptx: $(CUDA_KERNELS)/%.cu $(CUDA_KERNELS)/common.cuh
+$(CUDA_KERNELS)/%.ptx: $(CUDA_KERNELS)/%.cu $(CUDA_KERNELS)/common.cuh $(CUDA_KERNELS)/gemm.cuh
 	$(NVCC) -ptx -arch=$(PTX_ARCH) -O3 -o $@ $<
+
+# The PTX, its sm_90 machine code (ptxas, from the same PTX) and the
+# kernels' resources (registers, shared and local memory), all committed:
+# nvidia-cuda-toolkit's ptxas and cuobjdump, no GPU.
+CUBINS = $(CUDA_KERNELS)/gemm.$(CUBIN_ARCH).cubin $(CUDA_KERNELS)/gemm_tc.$(CUBIN_ARCH).cubin $(CUDA_KERNELS)/ops.$(CUBIN_ARCH).cubin
+
+kernels: ptx $(CUBINS) $(CUDA_KERNELS)/resources.$(CUBIN_ARCH).txt
+
+$(CUDA_KERNELS)/%.$(CUBIN_ARCH).cubin: $(CUDA_KERNELS)/%.ptx
+	$(PTXAS) -arch=$(CUBIN_ARCH) -O3 -o $@ $<
+
+$(CUDA_KERNELS)/resources.$(CUBIN_ARCH).txt: $(CUBINS)
+	scripts/kernel-resources.sh $(CUOBJDUMP) $(CUBIN_ARCH) $(CUDA_KERNELS) >$@.tmp && mv $@.tmp $@
+
+# The performance model of the kernels on an H200 (a prediction, from the
+# schedules, the resources above and the card's ceilings).
+perf-model:
+	$(GO) run ./evaluator/cuda/internal/perfmodel/gen >docs/gpu-performance-model.md
 
 vet-cuda: cuda-deps
 	$(CUDA_ENV) $(GO) vet -tags cuda ./...

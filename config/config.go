@@ -61,6 +61,10 @@ type EvalConfig struct {
 	FitnessEvalParallel int    `toml:"fitness_eval_parallel"`
 	Threads             int    `toml:"threads"` // CPU worker threads in total; 0 = all cores
 	Fitness             string `toml:"fitness"` // accuracy | neg_loss
+	// ComputePrecision is how a GPU computes convolutions and dense
+	// layers: fp32 (exact float32) or tf32 (tensor cores); the CPU
+	// computes float32 either way.
+	ComputePrecision string `toml:"compute_precision"`
 }
 
 // VRAMConfig sets device memory: budgets, modes and fault injection.
@@ -126,6 +130,7 @@ func Default() *Config {
 			EvalBatchSize:       vram.DefaultEvalBatchSize,
 			FitnessEvalParallel: st.Parallel,
 			Fitness:             FitnessAccuracy,
+			ComputePrecision:    "fp32",
 		},
 		VRAM: VRAMConfig{
 			VRAMUsageThreshold:              st.UsageThreshold,

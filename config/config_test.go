@@ -125,7 +125,7 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"batch size zero", "[eval]\neval_batch_size = 0\n",
 			`c.toml: eval.eval_batch_size = 0: must be ≥ 1`},
 		{"parallel negative", "[eval]\nfitness_eval_parallel = -2\n",
-			`c.toml: eval.fitness_eval_parallel = -2: must be ≥ 1`},
+			`c.toml: eval.fitness_eval_parallel = -2: must be ≥ 0 (0 = the backend's suggestion)`},
 		{"backend", "[eval]\nbackend = \"gpu\"\n",
 			`c.toml: eval.backend = "gpu": must be one of "cpu", "cuda", "auto"`},
 		{"dtype", "[eval]\ndtype = \"float16\"\n",

@@ -58,7 +58,10 @@ func (c *Config) BackendOptions(log *zerolog.Logger) (evaluator.BackendOptions, 
 		MemoryBytes: int64(c.VRAM.MemoryBytes),
 		Faults:      vram.FaultOptions{Rate: c.VRAM.FaultRate, Seed: uint64(c.VRAM.FaultSeed), At: c.VRAM.FaultAt},
 		Threads:     evaluator.ThreadsPerForward(c.Eval.Threads, c.Eval.FitnessEvalParallel),
+		Parallel:    c.Eval.FitnessEvalParallel,
 		Logger:      log,
+
+		ComputePrecision: c.Eval.ComputePrecision,
 	}, nil
 }
 
@@ -69,6 +72,19 @@ func (c *Config) OpenBackend(log *zerolog.Logger) (evaluator.Backend, error) {
 		return nil, err
 	}
 	return evaluator.OpenBackend(c.Eval.Backend, o)
+}
+
+// WithParallel is c, or when eval.fitness_eval_parallel is 0 a copy of c
+// with the parallelism backend b suggests (evaluator.PreferredParallel: 1
+// on the CPU, which splits each forward over its threads instead; the
+// streams a GPU opened).
+func (c *Config) WithParallel(b evaluator.Backend) *Config {
+	if c.Eval.FitnessEvalParallel > 0 {
+		return c
+	}
+	cc := *c
+	cc.Eval.FitnessEvalParallel = evaluator.PreferredParallel(b)
+	return &cc
 }
 
 // EvaluatorOptions is the evaluator's options: batch size, parallelism, threads,

@@ -66,9 +66,10 @@ func (c *Config) Validate() error {
 	oneOf("eval.backend", e.Backend, "cpu", "cuda", "auto")
 	oneOf("eval.dtype", e.DType, "float32", "bfloat16")
 	check(e.EvalBatchSize >= 1, "eval.eval_batch_size", e.EvalBatchSize, "must be ≥ 1")
-	check(e.FitnessEvalParallel >= 1, "eval.fitness_eval_parallel", e.FitnessEvalParallel, "must be ≥ 1")
+	check(e.FitnessEvalParallel >= 0, "eval.fitness_eval_parallel", e.FitnessEvalParallel, "must be ≥ 0 (0 = the backend's suggestion)")
 	check(e.Threads >= 0, "eval.threads", e.Threads, "must be ≥ 0 (0 = all cores)")
 	oneOf("eval.fitness", e.Fitness, FitnessAccuracy, FitnessNegLoss)
+	oneOf("eval.compute_precision", e.ComputePrecision, "fp32", "tf32")
 
 	v := &c.VRAM
 	check(v.MemoryBytes >= 0, "vram.memory_bytes", v.MemoryBytes, "must be ≥ 0")

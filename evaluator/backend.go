@@ -102,6 +102,34 @@ type BackendOptions struct {
 	// Logger receives the backend's own events (the device it opened,
 	// kernel loads); nil: none. A backend never logs elsewhere.
 	Logger *zerolog.Logger
+	// Parallel is fitness_eval_parallel, the forwards that will run at
+	// once: a GPU backend makes a stream and its buffers for each when it
+	// opens (0: the backend's own default, ParallelHint). The CPU backend
+	// does not read it.
+	Parallel int
+	// ComputePrecision is how a GPU backend computes convolutions and dense
+	// layers: "fp32" (or empty), exact float32 as the CPU backend; "tf32",
+	// the tensor cores with each operand rounded to TF32 (10 mantissa
+	// bits) and float32 sums, as PyTorch does for convolutions by default.
+	// The CPU backend computes float32 and refuses nothing.
+	ComputePrecision string
+}
+
+// ParallelHint is implemented by backends with a fitness_eval_parallel of
+// their own to suggest: the CUDA backend's is the forwards it opened
+// streams for.
+type ParallelHint interface {
+	PreferredParallel() int
+}
+
+// PreferredParallel is b's suggested fitness_eval_parallel, 1 for a backend
+// without a hint (the CPU backend splits each forward over its threads
+// instead).
+func PreferredParallel(b Backend) int {
+	if h, ok := b.(ParallelHint); ok && h.PreferredParallel() > 0 {
+		return h.PreferredParallel()
+	}
+	return 1
 }
 
 // NewBackendFunc creates a backend.

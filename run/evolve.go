@@ -72,6 +72,7 @@ func Evolve(ctx context.Context, spec EvolveSpec) (*EvolveResult, error) {
 		return nil, err
 	}
 	defer b.Close()
+	cfg = cfg.WithParallel(b)
 	tb, err := openTracker(cfg)
 	if err != nil {
 		return nil, err

@@ -117,6 +117,8 @@ func score(ctx context.Context, spec Spec, log *zerolog.Logger) (Summary, error)
 		return Summary{}, err
 	}
 	defer b.Close()
+	cfg = cfg.WithParallel(b)
+	spec.Config = cfg
 
 	tb, err := openTracker(cfg)
 	if err != nil {

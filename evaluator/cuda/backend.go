@@ -3,9 +3,11 @@
 package cuda
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/neateval/neateval/evaluator"
@@ -26,14 +28,22 @@ type Backend struct {
 	w     *worker
 	dev   *Device
 	dtype vram.DType
+	prec  sched.Precision
 	pool  *pinnedPool
 	// loads is the stream the weights are copied on.
 	loads stream
 	info  Info
 
-	mu    sync.Mutex
-	slots []*slot // idle forward streams
+	// slots holds the idle forwards' streams; all of them were made when
+	// the backend opened.
+	slots chan *slot
 	all   []*slot
+	// busy is the device time of the forwards so far, in nanoseconds (from
+	// each one's events).
+	busy atomic.Int64
+	// loadEvents are the events of unloaded models, for the next loads to
+	// record their copies' ends with; on the worker only.
+	loadEvents []event
 
 	closeOnce sync.Once
 	closeErr  error
@@ -54,37 +64,57 @@ type Info struct {
 	NVML           bool
 	NVMLError      string
 	OtherProcesses int64
+	// CC is the compute capability × 10 (90 for an H200), SMs the
+	// multiprocessors (0 under the emulator).
+	CC, SMs int
+	// Modules says how the kernels were loaded, Kernels what the driver
+	// says of each (none under the emulator).
+	Modules []ModuleLoad
+	Kernels []KernelAttrs
+	// Streams is the forwards that can run at once: one stream, two events
+	// and a pinned result buffer each, made when the backend opened.
+	Streams int
 }
 
-// slot is a forward's stream with its own pinned result buffer and kernel
-// argument scratch (used on the worker only). The scratch is an allocation
-// of its own: cgo checks that memory passed to C holds no Go pointers, and
-// it checks the whole allocation.
+// slot is a forward's stream with its own events (before and after its
+// work, for its device time), pinned result buffer and kernel argument
+// scratch (used on the worker only). The scratch is an allocation of its
+// own: cgo checks that memory passed to C holds no Go pointers, and it
+// checks the whole allocation.
 type slot struct {
-	s     stream
-	stats *pinned
-	args  *[sched.MaxArgs]uint64
+	s          stream
+	start, end event
+	stats      *pinned
+	args       *[sched.MaxArgs]uint64
 }
 
 // newBackend opens a backend over the driver that open returns; open runs
-// on the worker and makes the context current there.
+// on the worker and makes the context current there. Every driver object
+// a forward needs is made here: the loads stream and, for each of the
+// o.Parallel forwards (DefaultParallel when 0) that may run at once, a
+// stream, two events and a pinned result buffer. A failure to make one
+// fails the open; CUDA_ERROR_OUT_OF_MEMORY then matches
+// vram.ErrOutOfMemory.
 func newBackend(o evaluator.BackendOptions, open func() (driver, Info, error)) (*Backend, error) {
 	if err := o.Faults.Validate(); err != nil {
 		return nil, fmt.Errorf("cuda: %w", err)
 	}
-	b := &Backend{dtype: o.DType}
+	prec, err := ParsePrecision(o.ComputePrecision)
+	if err != nil {
+		return nil, err
+	}
+	n := o.Parallel
+	if n <= 0 {
+		n = DefaultParallel
+	}
+	b := &Backend{dtype: o.DType, prec: prec, slots: make(chan *slot, n)}
 	w, err := startWorker(func() error {
 		drv, info, err := open()
 		if err != nil {
 			return err
 		}
 		b.drv, b.info = drv, info
-		free, total, err := drv.memInfo()
-		if err == nil {
-			b.info.Free, b.info.Total = free, total
-			b.loads, err = drv.newStream()
-		}
-		if err != nil {
+		if err := b.openOnWorker(n); err != nil {
 			return errors.Join(err, drv.close())
 		}
 		return nil
@@ -99,6 +129,70 @@ func newBackend(o evaluator.BackendOptions, open func() (driver, Info, error)) (
 	b.pool = newPinnedPool(w, b.drv, PinnedLimit)
 	return b, nil
 }
+
+// openOnWorker reads the device's memory and makes the streams, events
+// and result buffers of n forwards. On an error the caller closes the
+// driver, which frees what was made.
+func (b *Backend) openOnWorker(n int) error {
+	free, total, err := b.drv.memInfo()
+	if err != nil {
+		return fmt.Errorf("cuda: cuMemGetInfo: %w", err)
+	}
+	b.info.Free, b.info.Total = free, total
+	if b.loads, err = b.drv.newStream(); err != nil {
+		return fmt.Errorf("cuda: the weights' stream: %w", err)
+	}
+	for i := range n {
+		sl := &slot{args: new([sched.MaxArgs]uint64)}
+		if err := b.newSlot(sl); err != nil {
+			return fmt.Errorf("cuda: the stream of forward %d of %d: %w", i+1, n, err)
+		}
+		b.all = append(b.all, sl)
+		b.slots <- sl
+	}
+	b.info.Streams = n
+	return nil
+}
+
+// newSlot makes a slot's driver objects; on the worker.
+func (b *Backend) newSlot(sl *slot) error {
+	var err error
+	if sl.s, err = b.drv.newStream(); err != nil {
+		return err
+	}
+	if sl.start, err = b.drv.newEvent(); err != nil {
+		return err
+	}
+	if sl.end, err = b.drv.newEvent(); err != nil {
+		return err
+	}
+	p, err := b.drv.hostAlloc(statsAlloc)
+	if err != nil {
+		return err
+	}
+	sl.stats = &pinned{p: p, size: statsAlloc}
+	return nil
+}
+
+// loadEvent returns an event for a model's copy: a freed one, or a new one
+// (CUDA_ERROR_OUT_OF_MEMORY typed as vram's). On the worker.
+func (b *Backend) loadEvent() (event, error) {
+	if n := len(b.loadEvents); n > 0 {
+		e := b.loadEvents[n-1]
+		b.loadEvents = b.loadEvents[:n-1]
+		return e, nil
+	}
+	return b.drv.newEvent()
+}
+
+// PreferredParallel is the fitness_eval_parallel this backend suggests: the
+// forwards it opened streams for (evaluator.ParallelHint).
+func (b *Backend) PreferredParallel() int { return b.info.Streams }
+
+// DeviceTime is the device time of every forward so far, each measured by
+// its stream's events from its first copy to its result's copy back.
+// Forwards on different streams overlap, so it can exceed the wall time.
+func (b *Backend) DeviceTime() time.Duration { return time.Duration(b.busy.Load()) }
 
 // Name is "cuda".
 func (b *Backend) Name() string { return "cuda" }
@@ -130,7 +224,11 @@ func (b *Backend) Close() error {
 			var errs []error
 			b.pool.close(true)
 			for _, s := range b.all {
-				errs = append(errs, b.drv.hostFree(s.stats.p), b.drv.destroyStream(s.s))
+				errs = append(errs, b.drv.hostFree(s.stats.p), b.drv.destroyEvent(s.start),
+					b.drv.destroyEvent(s.end), b.drv.destroyStream(s.s))
+			}
+			for _, e := range b.loadEvents {
+				errs = append(errs, b.drv.destroyEvent(e))
 			}
 			errs = append(errs, b.drv.destroyStream(b.loads))
 			b.dev.alloc.EmptyCache()
@@ -148,47 +246,22 @@ func (b *Backend) Close() error {
 	return b.closeErr
 }
 
-// getSlot takes an idle forward stream, or makes one.
-func (b *Backend) getSlot() (*slot, error) {
-	b.mu.Lock()
-	if n := len(b.slots); n > 0 {
-		s := b.slots[n-1]
-		b.slots = b.slots[:n-1]
-		b.mu.Unlock()
+// getSlot takes an idle forward stream, waiting for one while all are in
+// use (more forwards at once than the backend opened streams for).
+func (b *Backend) getSlot(ctx context.Context) (*slot, error) {
+	select {
+	case s := <-b.slots:
 		return s, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
-	b.mu.Unlock()
-	sl := &slot{args: new([sched.MaxArgs]uint64)}
-	err := b.w.do(func() error {
-		var err error
-		if sl.s, err = b.drv.newStream(); err != nil {
-			return err
-		}
-		p, err := b.drv.hostAlloc(statsAlloc)
-		if err != nil {
-			return errors.Join(err, b.drv.destroyStream(sl.s))
-		}
-		sl.stats = &pinned{p: p, size: statsAlloc}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("cuda: a stream for a forward: %w", err)
-	}
-	b.mu.Lock()
-	b.all = append(b.all, sl)
-	b.mu.Unlock()
-	return sl, nil
 }
 
 // statsAlloc is the pinned buffer a forward's reduction lands in (one page;
 // sched.StatsBytes of it are used).
 const statsAlloc = 4096
 
-func (b *Backend) putSlot(s *slot) {
-	b.mu.Lock()
-	b.slots = append(b.slots, s)
-	b.mu.Unlock()
-}
+func (b *Backend) putSlot(s *slot) { b.slots <- s }
 
 // pollEvery is how often a wait for the device asks the stream itself: a
 // fault in a kernel stops the driver's callbacks, and the poll turns it

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"strings"
 	"testing"
 
@@ -222,6 +223,26 @@ func fill(t *testing.T, b *Backend, leave int64) func() {
 				return err
 			}
 		}
+		// The last chunk freed may have been large: take the excess back in
+		// smaller ones.
+		for {
+			free, _, err := b.drv.memInfo()
+			if err != nil {
+				return err
+			}
+			if free-leave < 1<<20 {
+				break
+			}
+			size := int64(1) << (bits.Len64(uint64(free-leave)) - 1)
+			p, err := b.drv.memAlloc(size)
+			if errors.Is(err, vram.ErrOutOfMemory) {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			held = append(held, chunk{p, size})
+		}
 		b.dev.src.refresh()
 		return nil
 	})
@@ -251,18 +272,32 @@ func TestRealOOM(t *testing.T) {
 	in := neat.Input{Channels: 1, Height: 28, Width: 28}
 	pop := neat.Generate(41, 6, in, 10, neat.DefaultGenConfig())
 	ds := datasets.Synthetic(images(2000), 1, 28, 28, 10, 41)
-	o := evaluator.Options{EvalBatchSize: ds.N, Parallel: 1, CacheData: true}
-	want := evaltest.Evaluate(t, newCPU(t, vram.Float32), ds, pop, staging.DefaultConfig(), o)
+	realOOM(t, pop, ds, 1, 2)
+}
 
-	b := newT(t, evaluator.BackendOptions{}).(*Backend)
-	var need int64
+// realOOM evaluates pop on a device filled to leave its weights and, for
+// each of parallel forwards at once, a quarter of what its largest genome
+// needs at a batch of the whole data set, and compares with the CPU
+// backend on threads threads.
+func realOOM(t *testing.T, pop *neat.Population, ds *datasets.Dataset, parallel, threads int) {
+	o := evaluator.Options{EvalBatchSize: ds.N, Parallel: parallel, CacheData: true}
+	cpu, err := cpu.New(evaluator.BackendOptions{MemoryBytes: 8 << 30, Threads: threads})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cpu.Close()
+	want := evaltest.Evaluate(t, cpu, ds, pop, staging.DefaultConfig(), evaluator.Options{EvalBatchSize: ds.N, Parallel: 1, CacheData: true, Threads: threads})
+
+	b := newT(t, evaluator.BackendOptions{Parallel: parallel}).(*Backend)
+	var need, weights int64
 	for _, g := range pop.Genomes {
-		gr, err := neat.Compile(g, in, 10)
+		gr, err := neat.Compile(g, pop.Input, pop.NumClasses)
 		if err != nil {
-			t.Fatal(err)
+			continue // an invalid genome fails on both backends alike
 		}
 		fp := b.Footprint(gr, ds.N, true)
 		need = max(need, fp.Model+fp.Act)
+		weights += fp.Model
 	}
 	var logs bytes.Buffer
 	log := zerolog.New(&logs)
@@ -272,10 +307,13 @@ func TestRealOOM(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	release := fill(t, b, need/4)
+	// Room for every genome's weights (the population was planned
+	// resident before the device filled) and a quarter of the largest
+	// genome's need for each forward in flight.
+	release := fill(t, b, weights+int64(parallel)*need/4)
 	defer release()
 	_, free := b.Device().MemInfo()
-	t.Logf("largest genome needs %s at batch %d; %s left free", vram.FormatBytes(need), ds.N, vram.FormatBytes(free))
+	t.Logf("largest genome needs %s at batch %d, the weights %s; %s left free", vram.FormatBytes(need), ds.N, vram.FormatBytes(weights), vram.FormatBytes(free))
 	got, err := e.Evaluate(context.Background(), pop, nil)
 	if err != nil {
 		t.Fatal(err)

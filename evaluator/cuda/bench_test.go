@@ -18,11 +18,13 @@ import (
 // work PyTorch's reference does (bench/torch_ref.py): set
 // NEATEVAL_BENCH_POP to the population JSON and NEATEVAL_MNIST_DIR to the
 // folder of t10k-*-ubyte.gz; NEATEVAL_BENCH_BATCH (default 10000) and
-// NEATEVAL_BENCH_PARALLEL (default 8) tune it, and NEATEVAL_BENCH_LIMIT
-// scores only the first images. One warm-up evaluation runs
+// NEATEVAL_BENCH_PARALLEL (default 8) tune it, NEATEVAL_BENCH_LIMIT
+// scores only the first images, and NEATEVAL_BENCH_PRECISION is the compute
+// precision ("fp32", the default, or "tf32"). One warm-up evaluation runs
 // first (module JIT, allocator, streams). It reports images·genomes/s and
 // the achieved GFLOP/s (2 × multiply-adds of conv2d and dense), counting
-// the valid genomes as torch_ref.py does.
+// the valid genomes as torch_ref.py does, and the forwards' summed device
+// time per evaluation (device-ms/op).
 func BenchmarkEvaluateMNIST(b *testing.B) {
 	popPath := os.Getenv("NEATEVAL_BENCH_POP")
 	if popPath == "" || os.Getenv("NEATEVAL_MNIST_DIR") == "" {
@@ -50,7 +52,7 @@ func BenchmarkEvaluateMNIST(b *testing.B) {
 			valid++
 		}
 	}
-	be := newT(b, evaluator.BackendOptions{})
+	be := newT(b, evaluator.BackendOptions{ComputePrecision: os.Getenv("NEATEVAL_BENCH_PRECISION")})
 	e, err := evaluator.New(be, ds, staging.DefaultConfig(), evaluator.Options{EvalBatchSize: batch, Parallel: par, CacheData: true})
 	if err != nil {
 		b.Fatal(err)
@@ -68,11 +70,18 @@ func BenchmarkEvaluateMNIST(b *testing.B) {
 		}
 	}
 	run()
+	cb := be.(*Backend)
+	dev0 := cb.DeviceTime()
 	b.ResetTimer()
 	for range b.N {
 		run()
 	}
 	sec := b.Elapsed().Seconds() / float64(b.N)
+	// The forwards' device time, each from its stream's events: the
+	// performance model's "device time" (docs/gpu-performance-model.md) is
+	// the same sum; with parallel streams sharing the card each forward's
+	// span also holds the others' kernels, so it is an upper bound.
+	b.ReportMetric((cb.DeviceTime()-dev0).Seconds()*1e3/float64(b.N), "device-ms/op")
 	b.ReportMetric(float64(valid*ds.N)/sec, "images·genomes/s")
 	b.ReportMetric(float64(flops)/sec/1e9, "GFLOP/s")
 }

@@ -35,6 +35,14 @@ static CUresult ne_module_load(CUmodule *m, const char *image, char *log, size_t
 	return cuModuleLoadDataEx(m, image, 2, opts, vals);
 }
 
+static CUresult ne_func_attrs(CUfunction f, int threads, int *regs, int *shared, int *local, int *blocks) {
+	CUresult r = cuFuncGetAttribute(regs, CU_FUNC_ATTRIBUTE_NUM_REGS, f);
+	if (r == CUDA_SUCCESS) r = cuFuncGetAttribute(shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f);
+	if (r == CUDA_SUCCESS) r = cuFuncGetAttribute(local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f);
+	if (r == CUDA_SUCCESS) r = cuOccupancyMaxActiveBlocksPerMultiprocessor(blocks, f, threads, 0);
+	return r;
+}
+
 static const char *ne_error_name(CUresult r) {
 	const char *s = NULL;
 	if (cuGetErrorName(r, &s) != CUDA_SUCCESS || s == NULL) {
@@ -63,6 +71,12 @@ func (e *resultError) Error() string {
 	return fmt.Sprintf("%s: %s (%d)", e.call, C.GoString(C.ne_error_name(e.code)), int(e.code))
 }
 
+// Is makes CUDA_ERROR_OUT_OF_MEMORY, from any call (pinned memory, a
+// module, a launch), match vram.ErrOutOfMemory.
+func (e *resultError) Is(target error) bool {
+	return target == vram.ErrOutOfMemory && e.code == C.CUDA_ERROR_OUT_OF_MEMORY
+}
+
 func check(call string, r C.CUresult) error {
 	if r == C.CUDA_SUCCESS {
 		return nil
@@ -89,34 +103,36 @@ func cOnDone(s C.CUstream, f func()) error {
 
 // cLaunch launches a kernel. CUDA_ERROR_OUT_OF_MEMORY here is the device
 // really out of memory (a lazily loaded kernel's code, or its local
-// memory, did not fit): it matches vram.ErrOutOfMemory, so the batch
-// controller shrinks the batch and tries again, which frees room.
+// memory, did not fit): it matches vram.ErrOutOfMemory (resultError.Is),
+// so the batch controller shrinks the batch and tries again, which frees
+// room.
 func cLaunch(f C.CUfunction, gx, gy, threads uint32, s C.CUstream, args unsafe.Pointer) error {
-	r := C.ne_launch(f, C.uint(gx), C.uint(gy), C.uint(threads), s, args)
-	if r == C.CUDA_ERROR_OUT_OF_MEMORY {
-		return &launchOOM{check("cuLaunchKernel", r)}
-	}
-	return check("cuLaunchKernel", r)
+	return check("cuLaunchKernel", C.ne_launch(f, C.uint(gx), C.uint(gy), C.uint(threads), s, args))
 }
 
-type launchOOM struct{ err error }
-
-func (e *launchOOM) Error() string        { return e.err.Error() }
-func (e *launchOOM) Unwrap() error        { return e.err }
-func (e *launchOOM) Is(target error) bool { return target == vram.ErrOutOfMemory }
-
-// cModuleLoad loads a PTX module; a failure carries the JIT's log.
-func cModuleLoad(name, ptx string) (C.CUmodule, error) {
+// cModuleLoad loads a module from a PTX (NUL-terminated) or cubin image;
+// a failure carries the JIT's log.
+func cModuleLoad(name string, image []byte) (C.CUmodule, error) {
 	const logSize = 8 << 10
-	img := C.CString(ptx)
-	defer C.free(unsafe.Pointer(img))
+	img := C.CBytes(image)
+	defer C.free(img)
 	log := (*C.char)(C.calloc(logSize, 1))
 	defer C.free(unsafe.Pointer(log))
 	var m C.CUmodule
-	if err := check("cuModuleLoadDataEx", C.ne_module_load(&m, img, log, logSize)); err != nil {
+	if err := check("cuModuleLoadDataEx", C.ne_module_load(&m, (*C.char)(img), log, logSize)); err != nil {
 		return nil, fmt.Errorf("module %s: %w: %s", name, err, C.GoString(log))
 	}
 	return m, nil
+}
+
+// cFuncAttrs reads a kernel's registers, shared and local memory, and the
+// blocks of threads threads one multiprocessor holds.
+func cFuncAttrs(f C.CUfunction, name string, threads int) (KernelAttrs, error) {
+	var regs, shared, local, blocks C.int
+	if err := check("cuFuncGetAttribute("+name+")", C.ne_func_attrs(f, C.int(threads), &regs, &shared, &local, &blocks)); err != nil {
+		return KernelAttrs{}, err
+	}
+	return KernelAttrs{Name: name, Registers: int(regs), Shared: int(shared), Local: int(local), BlocksPerSM: int(blocks)}, nil
 }
 
 func cModuleFunction(m C.CUmodule, name string) (C.CUfunction, C.CUresult) {

@@ -4,6 +4,7 @@ package cuda
 
 import (
 	"testing"
+	"time"
 
 	"github.com/neateval/neateval/evaluator"
 )
@@ -23,3 +24,18 @@ func openTest(t testing.TB, o evaluator.BackendOptions) *Backend {
 const testMemory = 0
 
 const emulated = false
+
+// TestJIT opens a backend from the PTX alone (NEATEVAL_CUDA_IMAGE=ptx), to
+// log how long the driver's JIT takes and what it gives each kernel,
+// beside TestSmoke's figures from the cubin.
+func TestJIT(t *testing.T) {
+	t.Setenv(imageEnv, "ptx")
+	t0 := time.Now()
+	b := newT(t, evaluator.BackendOptions{}).(*Backend)
+	logInfo(t, b.Info(), time.Since(t0))
+	for _, m := range b.Info().Modules {
+		if m.Image != "compute_80 PTX" {
+			t.Errorf("module %s: loaded %s with %s=ptx", m.Name, m.Image, imageEnv)
+		}
+	}
+}

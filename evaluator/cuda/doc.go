@@ -19,19 +19,38 @@
 //     on one goroutine locked to its OS thread (worker): callers hand it
 //     closures. Launches are asynchronous, so the worker only enqueues;
 //     a forward waits for its stream's host callback, never the worker.
+//   - Everything a forward needs from the driver is made when the backend
+//     opens: for each of the fitness_eval_parallel forwards that may run at
+//     once (BackendOptions.Parallel, default DefaultParallel) a stream, two
+//     events (its device time) and a pinned result buffer. A failure to
+//     make one fails the open; CUDA_ERROR_OUT_OF_MEMORY from any call is
+//     vram's out-of-memory error. Only the staging buffers of weights and
+//     of images not cached on the device come later, from a bounded pool
+//     of pinned memory as sizes are first asked for; their failure is the
+//     same typed error, so the batch controller shrinks the batch.
 //   - Memory: vram's caching Allocator, the one the CPU device uses, over
 //     cuMemAlloc and cuMemFree (device.go). CUDA_ERROR_OUT_OF_MEMORY,
 //     recognised by its result code, becomes vram's out-of-memory error, so
 //     the batch controller and the staging manager work unchanged.
 //   - Weights: Load converts a genome's weights into pinned host memory
 //     (cuMemHostAlloc, from a bounded pool) and copies them on a stream of
-//     their own, so a prefetched chunk loads while the current one computes.
+//     their own, so a prefetched chunk loads while the current one computes;
+//     an event recorded after the copy orders it before the model's
+//     forwards on the device (cuStreamWaitEvent), not through the host.
 //   - Forwards: the schedule of a forward (internal/sched) is one arena
 //     allocation laid out by the graph's liveness schedule, plus a list of
-//     launches of the kernels in kernels/ (CUDA C compiled to PTX, embedded,
-//     loaded with cuModuleLoadData). Up to fitness_eval_parallel forwards
+//     launches of the kernels in kernels/ (CUDA C compiled to PTX and the
+//     PTX to sm_90 machine code, both embedded: an sm_90 card loads the
+//     cubin, any other JIT-compiles the PTX; Info.Modules says which, and
+//     how long it took). Up to fitness_eval_parallel forwards
 //     run at once, each on its own stream; each ends with a one-block
 //     reduction of the logits whose 32-byte result is all that comes back.
+//
+// Compute precision (BackendOptions.ComputePrecision): "fp32", the
+// default, runs the products in float32 FMA (gemm.cu); "tf32" runs them on
+// the tensor cores (gemm_tc.cu: mma.sync m16n8k8, operands rounded to TF32,
+// float32 sums), within a measured tolerance of the CPU backend (NOTES.md).
+// The emulator runs both, the MMA through a C++ twin of its semantics.
 //
 // Footprint is exact: a genome's weight block and its forward's arena are
 // the only allocations Load and Forward make.

@@ -3,6 +3,7 @@
 package cuda
 
 import (
+	"time"
 	"unsafe"
 
 	"github.com/neateval/neateval/evaluator/cuda/internal/sched"
@@ -14,6 +15,9 @@ type devptr uint64
 // stream names one of the driver's streams.
 type stream int
 
+// event names one of the driver's events.
+type event int
+
 // driver is the part of the CUDA driver API the backend uses. Every method
 // is called on the worker goroutine, with the context current. The cuda
 // build implements it over gorgonia.org/cu and a few lines of cgo
@@ -22,7 +26,9 @@ type driver interface {
 	// deviceName is the GPU's name, for logs and errors.
 	deviceName() string
 	// memAlloc is cuMemAlloc; an allocation the device cannot hold fails
-	// with an error matching vram.ErrOutOfMemory.
+	// with an error matching vram.ErrOutOfMemory, as does any other call
+	// here that fails with CUDA_ERROR_OUT_OF_MEMORY (a stream, an event,
+	// pinned host memory, a launch).
 	memAlloc(n int64) (devptr, error)
 	memFree(p devptr) error
 	// memInfo is cuMemGetInfo.
@@ -33,6 +39,16 @@ type driver interface {
 	hostFree(p unsafe.Pointer) error
 	newStream() (stream, error)
 	destroyStream(s stream) error
+	// newEvent is cuEventCreate (with timing); record is cuEventRecord;
+	// elapsed is cuEventElapsedTime between two recorded events whose
+	// streams have passed them.
+	newEvent() (event, error)
+	destroyEvent(e event) error
+	record(e event, s stream) error
+	elapsed(from, to event) (time.Duration, error)
+	// streamWait is cuStreamWaitEvent: work enqueued on s after it waits,
+	// on the device, until the stream that recorded e passes it.
+	streamWait(s stream, e event) error
 	// htodAsync and dtohAsync are cuMemcpyHtoDAsync and cuMemcpyDtoHAsync:
 	// the host memory must be pinned and stay untouched until the stream
 	// passes the copy.

@@ -8,6 +8,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"time"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -25,23 +26,37 @@ type cuDriver struct {
 	mods    []C.CUmodule
 	fns     []C.CUfunction // by sched.Kernel
 	streams []cu.Stream    // by stream
+	events  []cu.Event     // by event
 }
 
 var _ driver = (*cuDriver)(nil)
 
-// oomError is CUDA_ERROR_OUT_OF_MEMORY from cuMemAlloc: it matches
+// oomError is CUDA_ERROR_OUT_OF_MEMORY from a call of gorgonia.org/cu
+// (cuMemAlloc, cuStreamCreate, cuEventCreate): it matches
 // vram.ErrOutOfMemory, so that the allocator releases its cache, retries,
-// and then fails with a *vram.OOMError.
+// and then fails with a *vram.OOMError, and a backend that cannot make its
+// streams fails to open with the same typed error.
 type oomError struct {
-	size int64
+	call string
 	err  error
 }
 
-func (e *oomError) Error() string {
-	return fmt.Sprintf("cuMemAlloc(%s): %v", vram.FormatBytes(e.size), e.err)
-}
+func (e *oomError) Error() string        { return fmt.Sprintf("%s: %v", e.call, e.err) }
 func (e *oomError) Unwrap() error        { return e.err }
 func (e *oomError) Is(target error) bool { return target == vram.ErrOutOfMemory }
+
+// cuErr names the call of a gorgonia.org/cu error, typed as oomError when
+// the driver is out of memory.
+func cuErr(call string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case err == cu.OutOfMemory:
+		return &oomError{call: call, err: err}
+	default:
+		return fmt.Errorf("%s: %w", call, err)
+	}
+}
 
 // openCU makes a context on GPU index (current on the calling thread: the
 // worker's) and loads the kernels. It runs on the worker.
@@ -68,6 +83,14 @@ func openCU(index int) (driver, Info, error) {
 	if major < 8 {
 		return nil, info, fmt.Errorf("cuda: device %d (%s) has compute capability %d.x; the kernels need 8.0 or later", index, info.Name, major)
 	}
+	minor, err := dev.Attribute(cu.ComputeCapabilityMinor)
+	if err != nil {
+		return nil, info, fmt.Errorf("cuda: device %d: compute capability: %w", index, err)
+	}
+	info.CC = major*10 + minor
+	if info.SMs, err = dev.Attribute(cu.MultiprocessorCount); err != nil {
+		return nil, info, fmt.Errorf("cuda: device %d: multiprocessors: %w", index, err)
+	}
 	v := cu.Version()
 	info.Driver = fmt.Sprintf("CUDA %d.%d", v/1000, v%1000/10)
 	uuid, uerr := dev.UUID()
@@ -81,22 +104,27 @@ func openCU(index int) (driver, Info, error) {
 		return nil, info, fmt.Errorf("cuda: device %d: creating a context: %w", index, err)
 	}
 	d := &cuDriver{name: info.Name, ctx: ctx}
-	if err := d.loadKernels(); err != nil {
+	if info.Modules, info.Kernels, err = d.loadKernels(info.CC); err != nil {
 		return nil, info, errors.Join(fmt.Errorf("cuda: device %d: %w", index, err), d.close())
 	}
 	return d, info, nil
 }
 
-// loadKernels loads the embedded PTX and looks up every kernel sched uses.
-func (d *cuDriver) loadKernels() error {
+// loadKernels loads the embedded modules, the machine code for a GPU of
+// compute capability cc when a module has it and the PTX otherwise, and
+// looks up every kernel sched uses.
+func (d *cuDriver) loadKernels(cc int) ([]ModuleLoad, []KernelAttrs, error) {
+	var loads []ModuleLoad
 	for _, m := range kernels.Modules {
-		mod, err := cModuleLoad(m.Name, m.PTX)
+		mod, ld, err := loadModule(m, cc)
 		if err != nil {
-			return err
+			return loads, nil, err
 		}
 		d.mods = append(d.mods, mod)
+		loads = append(loads, ld)
 	}
 	d.fns = make([]C.CUfunction, len(sched.Kernels))
+	attrs := make([]KernelAttrs, len(sched.Kernels))
 	for k, name := range sched.Kernels {
 		for _, mod := range d.mods {
 			f, r := cModuleFunction(mod, name)
@@ -105,14 +133,47 @@ func (d *cuDriver) loadKernels() error {
 				break
 			}
 			if r != C.CUDA_ERROR_NOT_FOUND {
-				return check("cuModuleGetFunction("+name+")", r)
+				return loads, nil, check("cuModuleGetFunction("+name+")", r)
 			}
 		}
 		if d.fns[k] == nil {
-			return fmt.Errorf("kernel %s is in no module: regenerate the PTX (make ptx)", name)
+			return loads, nil, fmt.Errorf("kernel %s is in no module: regenerate the kernels (make kernels)", name)
 		}
+		a, err := cFuncAttrs(d.fns[k], name, sched.Threads)
+		if err != nil {
+			return loads, nil, err
+		}
+		attrs[k] = a
 	}
-	return nil
+	return loads, attrs, nil
+}
+
+// loadModule loads m's cubin when it is for compute capability cc (and
+// NEATEVAL_CUDA_IMAGE is not "ptx"), else, or when the driver refuses the
+// cubin, its PTX through the JIT; it times the load.
+func loadModule(m kernels.Module, cc int) (C.CUmodule, ModuleLoad, error) {
+	ld := ModuleLoad{Name: m.Name}
+	switch {
+	case forcePTX():
+		ld.Fallback = imageEnv + "=ptx"
+	case len(m.Cubin) == 0 || m.CubinArch != cc:
+		ld.Fallback = fmt.Sprintf("the cubin is for sm_%d, the GPU is sm_%d", m.CubinArch, cc)
+	default:
+		t0 := time.Now()
+		mod, err := cModuleLoad(m.Name, m.Cubin)
+		if err == nil {
+			ld.Image, ld.Took = fmt.Sprintf("sm_%d cubin", cc), time.Since(t0)
+			return mod, ld, nil
+		}
+		ld.Fallback = err.Error()
+	}
+	t0 := time.Now()
+	mod, err := cModuleLoad(m.Name, append([]byte(m.PTX), 0))
+	if err != nil {
+		return nil, ld, err
+	}
+	ld.Image, ld.Took = "compute_80 PTX", time.Since(t0)
+	return mod, ld, nil
 }
 
 func (d *cuDriver) deviceName() string { return d.name }
@@ -120,10 +181,7 @@ func (d *cuDriver) deviceName() string { return d.name }
 func (d *cuDriver) memAlloc(n int64) (devptr, error) {
 	p, err := cu.MemAlloc(n)
 	if err != nil {
-		if err == cu.OutOfMemory {
-			return 0, &oomError{size: n, err: err}
-		}
-		return 0, fmt.Errorf("cuMemAlloc(%s): %w", vram.FormatBytes(n), err)
+		return 0, cuErr("cuMemAlloc("+vram.FormatBytes(n)+")", err)
 	}
 	return devptr(p), nil
 }
@@ -139,10 +197,42 @@ func (d *cuDriver) hostFree(p unsafe.Pointer) error { return cu.MemFreeHost(p) }
 func (d *cuDriver) newStream() (stream, error) {
 	s, err := cu.MakeStream(cu.NonBlocking)
 	if err != nil {
-		return 0, fmt.Errorf("cuStreamCreate: %w", err)
+		return 0, cuErr("cuStreamCreate", err)
 	}
 	d.streams = append(d.streams, s)
 	return stream(len(d.streams) - 1), nil
+}
+
+func (d *cuDriver) newEvent() (event, error) {
+	e, err := cu.MakeEvent(cu.DefaultEvent)
+	if err != nil {
+		return 0, cuErr("cuEventCreate", err)
+	}
+	d.events = append(d.events, e)
+	return event(len(d.events) - 1), nil
+}
+
+func (d *cuDriver) destroyEvent(e event) error {
+	if d.events[e] == (cu.Event{}) {
+		return nil
+	}
+	return cu.DestroyEvent(&d.events[e]) // zeroes the entry
+}
+
+func (d *cuDriver) record(e event, s stream) error {
+	return cuErr("cuEventRecord", d.events[e].Record(d.streams[s]))
+}
+
+func (d *cuDriver) streamWait(s stream, e event) error {
+	return cuErr("cuStreamWaitEvent", d.streams[s].Wait(d.events[e], 0))
+}
+
+func (d *cuDriver) elapsed(from, to event) (time.Duration, error) {
+	ms, err := d.events[from].Elapsed(d.events[to])
+	if err != nil {
+		return 0, cuErr("cuEventElapsedTime", err)
+	}
+	return time.Duration(ms * float64(time.Millisecond)), nil
 }
 
 func (d *cuDriver) destroyStream(s stream) error {
@@ -198,6 +288,12 @@ func (d *cuDriver) streamSync(s stream) error { return d.streams[s].Synchronize(
 
 func (d *cuDriver) close() error {
 	var errs []error
+	for i := range d.events {
+		if d.events[i] != (cu.Event{}) {
+			errs = append(errs, cu.DestroyEvent(&d.events[i]))
+		}
+	}
+	d.events = nil
 	for _, s := range d.streams {
 		if s != (cu.Stream{}) {
 			errs = append(errs, s.Destroy())

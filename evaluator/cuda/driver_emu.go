@@ -19,6 +19,7 @@ import "C"
 import (
 	"embed"
 	"fmt"
+	"time"
 	"unsafe"
 
 	"github.com/neateval/neateval/evaluator"
@@ -31,7 +32,7 @@ import (
 // embedding them makes their contents part of the package's build ID, so a
 // changed kernel rebuilds the emulator instead of testing a cached one.
 //
-//go:embed emu.h kernels/common.cuh kernels/gemm.cu kernels/ops.cu
+//go:embed emu.h kernels/common.cuh kernels/gemm.cuh kernels/gemm.cu kernels/gemm_tc.cu kernels/ops.cu
 var emuSources embed.FS
 
 // emuDriver runs the kernels on the CPU (emu.cc): the same schedules, the
@@ -45,6 +46,9 @@ type emuDriver struct {
 	used     int64
 	sizes    map[devptr]int64
 	streams  int
+	// events holds each event's last record: the emulator's work is done
+	// when it is enqueued, so an event's time is the host's.
+	events []time.Time
 }
 
 var _ driver = (*emuDriver)(nil)
@@ -52,23 +56,27 @@ var _ driver = (*emuDriver)(nil)
 // newEmu opens a backend over the emulator with o.MemoryBytes of device
 // memory (default 1 GiB).
 func newEmu(o evaluator.BackendOptions) (*Backend, error) {
-	return newBackend(o, func() (driver, Info, error) {
-		capacity := o.MemoryBytes
-		if capacity <= 0 {
-			capacity = 1 << 30
+	return newBackend(o, func() (driver, Info, error) { return openEmu(o.MemoryBytes) })
+}
+
+// openEmu makes an emulated device of capacity bytes (default 1 GiB) with
+// every kernel of the sources.
+func openEmu(capacity int64) (*emuDriver, Info, error) {
+	if capacity <= 0 {
+		capacity = 1 << 30
+	}
+	d := &emuDriver{capacity: capacity, sizes: map[devptr]int64{}}
+	d.fns = make([]C.int, len(sched.Kernels))
+	for k, name := range sched.Kernels {
+		cs := C.CString(name)
+		d.fns[k] = C.emu_kernel(cs)
+		C.free(unsafe.Pointer(cs))
+		if d.fns[k] < 0 {
+			return nil, Info{}, fmt.Errorf("emu: no kernel %s in the sources", name)
 		}
-		d := &emuDriver{capacity: capacity, sizes: map[devptr]int64{}}
-		d.fns = make([]C.int, len(sched.Kernels))
-		for k, name := range sched.Kernels {
-			cs := C.CString(name)
-			d.fns[k] = C.emu_kernel(cs)
-			C.free(unsafe.Pointer(cs))
-			if d.fns[k] < 0 {
-				return nil, Info{}, fmt.Errorf("emu: no kernel %s in the sources", name)
-			}
-		}
-		return d, Info{Name: "emulated device", OtherProcesses: -1, Driver: "emu", NVMLError: "emulated"}, nil
-	})
+	}
+	return d, Info{Name: "emulated device", OtherProcesses: -1, Driver: "emu", NVMLError: "emulated",
+		Modules: []ModuleLoad{{Name: "emu", Image: "C++"}}}, nil
 }
 
 type emuOOM struct{ size, free int64 }
@@ -127,6 +135,29 @@ func (d *emuDriver) newStream() (stream, error) {
 }
 
 func (d *emuDriver) destroyStream(s stream) error { return nil }
+
+func (d *emuDriver) newEvent() (event, error) {
+	d.events = append(d.events, time.Time{})
+	return event(len(d.events) - 1), nil
+}
+
+func (d *emuDriver) destroyEvent(e event) error { return nil }
+
+func (d *emuDriver) record(e event, s stream) error {
+	d.events[e] = time.Now()
+	return nil
+}
+
+// streamWait has nothing to wait for: the emulator's work is done when it
+// is enqueued.
+func (d *emuDriver) streamWait(s stream, e event) error { return nil }
+
+func (d *emuDriver) elapsed(from, to event) (time.Duration, error) {
+	if d.events[from].IsZero() || d.events[to].IsZero() {
+		return 0, fmt.Errorf("emu: elapsed time of an event never recorded")
+	}
+	return d.events[to].Sub(d.events[from]), nil
+}
 
 func (d *emuDriver) htodAsync(dst devptr, src unsafe.Pointer, n int64, s stream) error {
 	return d.htod(dst, src, n)

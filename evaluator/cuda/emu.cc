@@ -128,7 +128,50 @@ void __syncthreads() {
 	emu_switch(&fibers[current], scheduler);
 }
 
+// The fragments every lane handed to mma_tf32, by thread.
+struct MmaLane {
+	float a[4], b[2], c[4];
+};
+static MmaLane mmaLanes[1024];
+
+// mma_tf32: lane = 4g + q of its warp holds A (row, k) elements a0 (g, q),
+// a1 (g + 8, q), a2 (g, q + 4), a3 (g + 8, q + 4); B (k, column) b0 (q, g),
+// b1 (q + 4, g); C and D (row, column) c0 (g, 2q), c1 (g, 2q + 1), c2
+// (g + 8, 2q), c3 (g + 8, 2q + 1) — the PTX ISA's layout for m16n8k8 with
+// .tf32. Each D element is its C plus the 8 products in k order, in
+// float32 (the products of two TF32 values are exact in float32; the
+// hardware's order of the sums is unspecified).
+void mma_tf32(float *d, const unsigned *a, const unsigned *b) {
+	const int t = current;
+	MmaLane &me = mmaLanes[t];
+	for (int i = 0; i < 4; ++i) {
+		me.a[i] = __uint_as_float(a[i]);
+		me.c[i] = d[i];
+	}
+	me.b[0] = __uint_as_float(b[0]);
+	me.b[1] = __uint_as_float(b[1]);
+	__syncthreads();
+	const MmaLane *warp = &mmaLanes[t & ~31];
+	const int lane = t & 31, g = lane / 4, q = lane % 4;
+	float out[4];
+	for (int i = 0; i < 4; ++i) {
+		const int row = g + (i >= 2 ? 8 : 0), col = 2 * q + (i & 1);
+		float s = me.c[i];
+		for (int k = 0; k < 8; ++k) {
+			const float av = warp[(row % 8) * 4 + k % 4].a[(row >= 8 ? 1 : 0) + (k >= 4 ? 2 : 0)];
+			const float bv = warp[col * 4 + k % 4].b[k >= 4 ? 1 : 0];
+			s = fmaf(av, bv, s);
+		}
+		out[i] = s;
+	}
+	__syncthreads();
+	for (int i = 0; i < 4; ++i) {
+		d[i] = out[i];
+	}
+}
+
 #include "kernels/gemm.cu"
+#include "kernels/gemm_tc.cu"
 #include "kernels/ops.cu"
 
 extern "C" {

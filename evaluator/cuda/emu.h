@@ -37,6 +37,24 @@ inline unsigned __float_as_uint(float f) {
 	return u;
 }
 
+// tf32 is cvt.rna.tf32.f32: round to 10 mantissa bits, to nearest with
+// ties away from zero (add half of the dropped part to the magnitude, then
+// truncate); infinities and NaN unchanged.
+inline unsigned tf32(float v) {
+	unsigned u = __float_as_uint(v);
+	if ((u & 0x7f800000u) == 0x7f800000u) {
+		return u;
+	}
+	return (u + 0x1000u) & 0xffffe000u;
+}
+
+// mma_tf32 is the twin of mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+// (emu.cc): a warp-collective operation, so every lane of the warp must
+// call it at the same point, as on a GPU; the emulator exchanges the
+// fragments through a table and two block-wide barriers, so every thread
+// of the block must call it too (the kernels' MMA loops are uniform).
+void mma_tf32(float *d, const unsigned *a, const unsigned *b);
+
 // The kernel table: NE_REGISTER adds an entry point that takes its argument
 // struct by address.
 typedef void (*emu_entry)(const void *);

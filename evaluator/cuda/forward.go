@@ -43,10 +43,7 @@ func (b *Backend) Forward(ctx context.Context, mm evaluator.Model, dd evaluator.
 	if err != nil {
 		return evaluator.SliceStats{}, err
 	}
-	if err := b.wait(m.ready, b.loads); err != nil {
-		return evaluator.SliceStats{}, fmt.Errorf("genome %d: copying the weights: %w", gid, err)
-	}
-	sl, err := b.getSlot()
+	sl, err := b.getSlot(ctx)
 	if err != nil {
 		return evaluator.SliceStats{}, fmt.Errorf("genome %d: %w", gid, err)
 	}
@@ -84,7 +81,7 @@ func (b *Backend) Forward(ctx context.Context, mm evaluator.Model, dd evaluator.
 			base[sched.Input] = arena.Addr + uint64(prog.InputOff)
 			base[sched.Labels] = arena.Addr + uint64(prog.LabelsOff)
 		}
-		if err := b.enqueue(sl, prog, base, in, inBytes, n, done); err != nil {
+		if err := b.enqueue(sl, m, prog, base, in, inBytes, n, done); err != nil {
 			// Whatever was enqueued must finish before the arena and the
 			// buffers are reused.
 			err = errors.Join(err, b.drv.streamSync(sl.s))
@@ -104,6 +101,7 @@ func (b *Backend) Forward(ctx context.Context, mm evaluator.Model, dd evaluator.
 	if werr != nil {
 		return evaluator.SliceStats{}, fmt.Errorf("genome %d: forward of %d images: %w", gid, n, werr)
 	}
+	b.addDeviceTime(sl)
 	if int64(stats[3]) != int64(n) {
 		return evaluator.SliceStats{}, fmt.Errorf("genome %d: the reduction reported %d rows for a slice of %d", gid, int64(stats[3]), n)
 	}
@@ -115,8 +113,18 @@ func (b *Backend) Forward(ctx context.Context, mm evaluator.Model, dd evaluator.
 	}, nil
 }
 
-// enqueue puts a forward's work on its stream; on the worker.
-func (b *Backend) enqueue(sl *slot, prog *sched.Program, base [5]uint64, in *pinned, inBytes int64, n int, done chan struct{}) error {
+// enqueue puts a forward's work on its stream, after the model's weights
+// have landed; on the worker.
+func (b *Backend) enqueue(sl *slot, m *model, prog *sched.Program, base [5]uint64, in *pinned, inBytes int64, n int, done chan struct{}) error {
+	if m.block != nil {
+		// The weights' copy, ordered on the device.
+		if err := b.drv.streamWait(sl.s, m.copied); err != nil {
+			return err
+		}
+	}
+	if err := b.drv.record(sl.start, sl.s); err != nil {
+		return err
+	}
 	if in != nil {
 		if err := b.drv.htodAsync(devptr(base[sched.Input]), in.p, inBytes, sl.s); err != nil {
 			return err
@@ -138,5 +146,20 @@ func (b *Backend) enqueue(sl *slot, prog *sched.Program, base [5]uint64, in *pin
 	if err := b.drv.dtohAsync(sl.stats.p, devptr(base[sched.Arena]+uint64(prog.StatsOff)), sched.StatsBytes, sl.s); err != nil {
 		return err
 	}
+	if err := b.drv.record(sl.end, sl.s); err != nil {
+		return err
+	}
 	return b.drv.onDone(sl.s, func() { close(done) })
+}
+
+// addDeviceTime adds the time between a finished forward's events to
+// DeviceTime. A failure to read it loses that figure only.
+func (b *Backend) addDeviceTime(sl *slot) {
+	_ = b.w.do(func() error {
+		d, err := b.drv.elapsed(sl.start, sl.end)
+		if err == nil {
+			b.busy.Add(int64(d))
+		}
+		return nil
+	})
 }

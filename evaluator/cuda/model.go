@@ -20,9 +20,13 @@ type model struct {
 	b     *Backend
 	g     *neat.Graph
 	block *vram.Block // nil for a graph without weights
-	// ready is closed when the copy of the weights has landed.
-	ready chan struct{}
-	once  sync.Once
+	// copied is recorded on the loads stream after the copy of the
+	// weights: a forward's stream waits for it on the device. ready is
+	// closed (by the stream's host callback) when the copy has landed, for
+	// Unload and for the pinned buffer's return.
+	copied event
+	ready  chan struct{}
+	once   sync.Once
 
 	mu    sync.Mutex
 	progs [2]*sched.Program // the last schedules built, newest first
@@ -45,9 +49,14 @@ func (m *model) Unload() {
 			return
 		}
 		// A failed copy leaves the context broken; the block goes back to
-		// the cache all the same.
+		// the cache all the same. The event is free once the copy has
+		// landed: every forward that waited on it has finished.
 		_ = m.b.wait(m.ready, m.b.loads)
 		m.b.dev.Free(m.block)
+		_ = m.b.w.do(func() error {
+			m.b.loadEvents = append(m.b.loadEvents, m.copied)
+			return nil
+		})
 	})
 }
 
@@ -69,7 +78,7 @@ func (m *model) program(n int, cached bool) (*sched.Program, error) {
 			return p, nil
 		}
 	}
-	p, err := sched.Build(m.g, m.b.dtype, n, cached)
+	p, err := sched.BuildPrecision(m.g, m.b.dtype, n, cached, m.b.prec)
 	if err != nil {
 		return nil, err
 	}
@@ -78,9 +87,11 @@ func (m *model) program(n int, cached bool) (*sched.Program, error) {
 }
 
 // Load converts the graph's weights to the storage type in a pinned buffer
-// and copies them to a new block on the loads stream; it returns once the
-// copy is enqueued. Forwards wait for the copy to land; while it is in
-// flight the next chunk's genomes load and the current chunk computes.
+// and copies them to a new block on the loads stream, then records the
+// model's event there; it returns once the copy is enqueued. A forward's
+// stream waits for the event on the device (no round trip through the
+// host); while the copy is in flight the next chunk's genomes load and the
+// current chunk computes.
 func (b *Backend) Load(g *neat.Graph) (evaluator.Model, error) {
 	m := &model{b: b, g: g, ready: make(chan struct{})}
 	wOff, bOff, total := sched.WeightLayout(g)
@@ -99,10 +110,23 @@ func (b *Backend) Load(g *neat.Graph) (evaluator.Model, error) {
 		if err != nil {
 			return err
 		}
-		if err := b.drv.htodAsync(devptr(blk.Addr), buf.p, bytes, b.loads); err != nil {
+		ev, err := b.loadEvent()
+		if err != nil {
 			b.dev.Free(blk)
 			return err
 		}
+		if err := b.drv.htodAsync(devptr(blk.Addr), buf.p, bytes, b.loads); err != nil {
+			b.loadEvents = append(b.loadEvents, ev)
+			b.dev.Free(blk)
+			return err
+		}
+		if err := b.drv.record(ev, b.loads); err != nil {
+			err = errors.Join(err, b.drv.streamSync(b.loads))
+			b.loadEvents = append(b.loadEvents, ev)
+			b.dev.Free(blk)
+			return err
+		}
+		m.copied = ev
 		if err := b.drv.onDone(b.loads, func() {
 			b.pool.put(buf)
 			close(m.ready)
@@ -110,6 +134,7 @@ func (b *Backend) Load(g *neat.Graph) (evaluator.Model, error) {
 			// The copy may be in flight: let it finish before the buffer
 			// and the block are reused.
 			err = errors.Join(err, b.drv.streamSync(b.loads))
+			b.loadEvents = append(b.loadEvents, ev)
 			b.dev.Free(blk)
 			return err
 		}

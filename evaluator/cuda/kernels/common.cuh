@@ -42,6 +42,26 @@ NE_DEV bf16_t f2bf(float v) {
 NE_DEV void st(float* p, long long i, float v) { p[i] = v; }
 NE_DEV void st(bf16_t* p, long long i, float v) { p[i] = f2bf(v); }
 
+// tf32 rounds a float32 to TF32 (10 mantissa bits), to nearest with ties
+// away from zero, as cvt.rna.tf32.f32 does; the result is a float32 bit
+// pattern with its low 13 bits zero. Infinities and NaN pass unchanged.
+// mma_tf32 is one warp's mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32:
+// d[0..3] += A·B for this lane's fragments (see gemm.cuh). The emulator has
+// C++ twins of both (emu.h, emu.cc).
+#ifndef NEATEVAL_EMU
+NE_DEV unsigned tf32(float v) {
+	unsigned u;
+	asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(u) : "f"(v));
+	return u;
+}
+
+NE_DEV void mma_tf32(float* d, const unsigned* a, const unsigned* b) {
+	asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+	             : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+	             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+#endif
+
 // The activation codes: kernels.Act's numbering.
 enum { ACT_IDENTITY = 0, ACT_RELU = 1, ACT_LEAKY = 2, ACT_TANH = 3, ACT_SIGMOID = 4, ACT_GELU = 5 };
 

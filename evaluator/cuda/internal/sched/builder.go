@@ -5,8 +5,11 @@ import (
 	"github.com/neateval/neateval/vram"
 )
 
-// layout is WeightLayout's result.
-type layout struct{ wOff, bOff []int64 }
+// layout is WeightLayout's result, and the products' precision.
+type layout struct {
+	wOff, bOff []int64
+	prec       Precision
+}
 
 // builder lists the launches of a forward, step by step.
 type builder struct {
@@ -138,7 +141,11 @@ func (b *builder) gemm(i int, x Arg, it byte, y Arg, ot byte) {
 	cols := n * oh * ow
 	cfg, bm := gemmConfig(int(m))
 	wt := elemChar(b.dt)
-	name := "gemm_" + cfg + "_" + kind + "_" + string([]byte{wt, it, ot})
+	prefix := "gemm_"
+	if b.lay.prec == TF32 {
+		prefix = "gemmtc_"
+	}
+	name := prefix + cfg + "_" + kind + "_" + string([]byte{wt, it, ot})
 	// The kernel walks the tiles beyond the grid itself.
 	grid := [2]uint32{uint32(min(ceilDiv(cols, GEMMColumns), maxGridX)), uint32(min(ceilDiv(m, int64(bm)), maxGridY))}
 	eb := int64(b.dt.Size())

@@ -10,7 +10,8 @@ import (
 type Kernel uint16
 
 // Kernels lists the name of every kernel the schedules use, in Kernel
-// order. Each is an entry point of evaluator/cuda/kernels/neateval.ptx;
+// order: the products gemm_… (float32 FMA) and gemmtc_… (TF32 tensor
+// cores), the pools, merges and the reduction. Each is an entry point of evaluator/cuda/kernels/neateval.ptx;
 // a test checks the two agree.
 var Kernels []string
 
@@ -40,10 +41,12 @@ func init() {
 		kernelIndex[name] = Kernel(len(Kernels))
 		Kernels = append(Kernels, name)
 	}
-	for _, c := range gemmConfigs {
-		for _, kind := range []string{"conv", "dense"} {
-			for _, t := range gemmTypes {
-				add(fmt.Sprintf("gemm_%s_%s_%s", c.name, kind, t))
+	for _, prefix := range []string{"gemm", "gemmtc"} {
+		for _, c := range gemmConfigs {
+			for _, kind := range []string{"conv", "dense"} {
+				for _, t := range gemmTypes {
+					add(fmt.Sprintf("%s_%s_%s_%s", prefix, c.name, kind, t))
+				}
 			}
 		}
 	}

@@ -112,14 +112,33 @@ func Footprint(g *neat.Graph, dt vram.DType, b int, cached bool) (model, act int
 	return model, vram.RoundSize(p.ArenaBytes)
 }
 
-// Build schedules a forward of n images of g stored as dt. wOff and bOff
-// are WeightLayout's.
+// Precision is how the products (conv2d, dense) compute.
+type Precision uint8
+
+const (
+	// FP32 is float32 FMA: the CPU backend's arithmetic, beyond the order
+	// of the sums.
+	FP32 Precision = iota
+	// TF32 is the tensor cores' TF32 MMA: each weight and input rounded to
+	// 10 mantissa bits, products and sums in float32 (PyTorch's default
+	// for convolutions on Ampere and later).
+	TF32
+)
+
+// Build schedules a forward of n images of g stored as dt, in float32
+// arithmetic. wOff and bOff are WeightLayout's.
 func Build(g *neat.Graph, dt vram.DType, n int, cached bool) (*Program, error) {
+	return BuildPrecision(g, dt, n, cached, FP32)
+}
+
+// BuildPrecision is Build with the products computed in precision p. The
+// arena is the same.
+func BuildPrecision(g *neat.Graph, dt vram.DType, n int, cached bool, p Precision) (*Program, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("sched: genome %d: forward of %d images", g.GenomeID, n)
 	}
 	wOff, bOff, _ := WeightLayout(g)
-	return build(g, dt, n, cached, &layout{wOff, bOff})
+	return build(g, dt, n, cached, &layout{wOff, bOff, p})
 }
 
 // build lays out the arena and, when lay is not nil, lists the launches.
