@@ -33,6 +33,7 @@ var commands = map[string]func(ctx context.Context, args []string, stdout, stder
 	"evolve":  cmdEvolve,
 	"bench":   cmdBench,
 	"plan":    cmdPlan,
+	"serve":   cmdServe,
 	"version": cmdVersion,
 	"help":    cmdHelp,
 }
@@ -57,7 +58,7 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return cmd(ctx, args[1:], stdout, stderr)
 }
 
-var commandNames = []string{"run", "plan", "gen", "evolve", "bench", "version", "help"}
+var commandNames = []string{"run", "plan", "serve", "gen", "evolve", "bench", "version", "help"}
 
 // report prints err as one line, "neateval: <message>", and returns the
 // exit code for it.
