@@ -127,7 +127,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *evalRequest
 	err := s.queue.wait(ctx)
 	undrain()
 	if err != nil {
-		s.endStream(w, rec, r, errShuttingDown, nil, 0)
+		if s.drain.Err() != nil && r.Context().Err() == nil {
+			err = errShuttingDown
+		}
+		s.endStream(w, rec, r, err, nil, 0)
 		return
 	}
 	defer s.queue.release()
