@@ -35,7 +35,6 @@ const (
 	KeyRun       = "run"
 	KeyGrace     = "grace"
 	KeyOutcome   = "outcome"
-	KeyError     = "error" // zerolog.ErrorFieldName
 )
 
 // The outcomes of serve_stopped.
