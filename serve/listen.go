@@ -40,6 +40,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          log.New(io.Discard, "", 0), // TLS handshakes of scanners, mostly
 	}
 	errc := make(chan error, 1)
