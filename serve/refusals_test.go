@@ -41,6 +41,8 @@ func TestRefusals(t *testing.T) {
 		{"unknown part", "POST", "/v1/evaluate", "", upload(pj, pw, part{"extra", "", "x"}), 400, `unknown part "extra"`},
 		{"bad limit", "POST", "/v1/evaluate?limit=x", "", upload(pj, pw), 400, `limit "x": want an integer ≥ 0`},
 		{"negative limit", "POST", "/v1/evaluate", "", upload(pj, pw, part{"limit", "", "-1"}), 400, `limit "-1": want an integer ≥ 0`},
+		{"empty limit", "POST", "/v1/evaluate?limit=", "", upload(pj, pw), 400, `limit "": want an integer ≥ 0`},
+		{"empty fitness field", "POST", "/v1/evaluate", "", upload(pj, pw, part{"fitness", "", ""}), 400, `fitness "": want "accuracy" or "neg_loss"`},
 		{"bad fitness", "POST", "/v1/evaluate?fitness=f1", "", upload(pj, pw), 400, `fitness "f1": want "accuracy" or "neg_loss"`},
 		{"option conflict", "POST", "/v1/evaluate?limit=5", "", upload(pj, pw, part{"limit", "", "6"}), 400, `limit given twice with different values ("6" and "5")`},
 		{"unknown query", "POST", "/v1/evaluate?limti=5", "", upload(pj, pw), 400, `unknown query parameter "limti"`},

@@ -82,6 +82,9 @@ func (req *evalRequest) mergeQuery(r *http.Request) *httpError {
 			return errorf(http.StatusBadRequest, "unknown query parameter %q", k)
 		}
 		for _, v := range vs {
+			if v == "" {
+				return emptyOption(k)
+			}
 			if *dst != "" && *dst != v {
 				return errorf(http.StatusBadRequest, "%s given twice with different values (%q and %q)", k, *dst, v)
 			}
@@ -89,6 +92,14 @@ func (req *evalRequest) mergeQuery(r *http.Request) *httpError {
 		}
 	}
 	return nil
+}
+
+// emptyOption is the refusal of an option given without a value.
+func emptyOption(name string) *httpError {
+	if name == "limit" {
+		return errorf(http.StatusBadRequest, "limit %q: want an integer ≥ 0", "")
+	}
+	return errorf(http.StatusBadRequest, "fitness %q: want %q or %q", "", config.FitnessAccuracy, config.FitnessNegLoss)
 }
 
 // checkOptions checks the options' values.
@@ -140,6 +151,9 @@ func parseMultipart(r *http.Request, maxBody int64) (*evalRequest, *httpError) {
 		data, err := readPart(p, name)
 		if err != nil {
 			return nil, bodyError(err, maxBody)
+		}
+		if len(data) == 0 && (name == "limit" || name == "fitness") {
+			return nil, emptyOption(name)
 		}
 		parts[name], names[name] = data, p.FileName()
 		if names[name] == "" {
@@ -217,7 +231,7 @@ func parsePathForm(r *http.Request, allow []string, maxBody int64) (*evalRequest
 	}
 	if f.Fitness != nil {
 		if *f.Fitness == "" {
-			return nil, errorf(http.StatusBadRequest, "fitness %q: want %q or %q", "", config.FitnessAccuracy, config.FitnessNegLoss)
+			return nil, emptyOption("fitness")
 		}
 		req.fitness = *f.Fitness
 	}
