@@ -49,6 +49,10 @@ type Result struct {
 	Err      error
 	Seconds  float64 // wall time of this genome's forwards
 	Batch    int     // the batch size its last slice ran at
+	// Shrinks, Grows and OOMs are what the batch controller did for this
+	// genome (vram.RunStats): batch decreases, increases, and slices that
+	// ran out of memory.
+	Shrinks, Grows, OOMs int
 }
 
 // OK says whether the genome was scored.
@@ -162,7 +166,9 @@ func scoreGenome(ctx context.Context, b Backend, ctl *vram.BatchController, o *O
 	})
 	if err != nil {
 		if errors.Is(err, vram.ErrOutOfMemory) && ctx.Err() == nil {
-			return failed(index, g.GenomeID, fmt.Errorf("genome %d: %w", g.GenomeID, err)), nil
+			r := failed(index, g.GenomeID, fmt.Errorf("genome %d: %w", g.GenomeID, err))
+			r.Shrinks, r.Grows, r.OOMs = rs.Shrinks, rs.Grows, rs.OOMs
+			return r, nil
 		}
 		return Result{}, err
 	}
@@ -170,6 +176,7 @@ func scoreGenome(ctx context.Context, b Backend, ctl *vram.BatchController, o *O
 		Index: index, GenomeID: g.GenomeID, Images: total.Images,
 		Params: g.Params, FLOPs: g.FLOPs,
 		Seconds: time.Since(start).Seconds(), Batch: rs.FinalBatch,
+		Shrinks: rs.Shrinks, Grows: rs.Grows, OOMs: rs.OOMs,
 	}
 	if total.NonFinite > 0 {
 		nan := math.NaN()

@@ -21,6 +21,9 @@ func cmdHelp(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	case "plan":
 		fs, _ := newPlanFlags(&planOptions{})
 		printUsage(stdout, fs, planUsage)
+	case "serve":
+		fs, _ := newServeFlags(&serveOptions{})
+		printUsage(stdout, fs, serveUsage)
 	case "gen":
 		printUsage(stdout, newGenFlags(&genOptions{}), genUsage)
 	case "evolve":

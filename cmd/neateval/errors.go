@@ -10,6 +10,7 @@ import (
 	"github.com/neateval/neateval/config"
 	"github.com/neateval/neateval/results"
 	"github.com/neateval/neateval/run"
+	"github.com/neateval/neateval/serve"
 )
 
 // Exit codes of neateval. This is the one place that maps errors to them,
@@ -59,7 +60,7 @@ func isUsage(err error) bool {
 	var ce *run.CheckpointError
 	var oe *harness.OptionError
 	return errors.As(err, &oe) || errors.As(err, &ue) || errors.As(err, &fe) || errors.As(err, &ve) || errors.As(err, &fle) ||
-		errors.As(err, &ce) || errors.Is(err, results.ErrOtherRun)
+		errors.As(err, &ce) || errors.Is(err, results.ErrOtherRun) || errors.Is(err, serve.ErrTokenRequired)
 }
 
 // isOutcome reports whether err is how a run ended rather than a failure:
@@ -83,6 +84,8 @@ func advice(err error) string {
 		return "resume with the same configuration, or remove the folder to start over"
 	case errors.Is(err, context.Canceled):
 		return "run again with --resume to continue"
+	case errors.Is(err, serve.ErrTokenRequired):
+		return "give one with --token-file FILE or $" + serve.TokenEnv + ", or listen on 127.0.0.1"
 	}
 	return ""
 }

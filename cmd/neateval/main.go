@@ -35,6 +35,7 @@ var commands = map[string]func(ctx context.Context, args []string, stdout, stder
 	"bench":   cmdBench,
 	"plan":    cmdPlan,
 	"plot":    cmdPlot,
+	"serve":   cmdServe,
 	"version": cmdVersion,
 	"help":    cmdHelp,
 }
@@ -59,7 +60,7 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return cmd(ctx, args[1:], stdout, stderr)
 }
 
-var commandNames = []string{"run", "plan", "gen", "evolve", "export", "bench", "plot", "version", "help"}
+var commandNames = []string{"run", "plan", "serve", "gen", "evolve", "export", "bench", "plot", "version", "help"}
 
 // report prints err as one line, "neateval: <message>", and returns the
 // exit code for it.

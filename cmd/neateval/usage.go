@@ -10,6 +10,8 @@ Commands:
   run       score a population (config.toml, flags override it)
   plan      show how a run would stage its population on a device of any
             size (mode, budgets, chunks, predicted peak), without running it
+  serve     score populations sent over HTTP, keeping the device and the
+            data set open across requests (docs/http-api.md)
   gen       write a seeded random population (JSON + safetensors)
   evolve    evolve CNN genomes with NEAT on the configured data set
   export    write genomes as ONNX models: one, every one, or the best of an
@@ -54,6 +56,20 @@ genomes' sizes, then one row per chunk. The population and the data set are
 loaded (or generated) as run does. --device-memory plans for a device of that
 size (e.g. 16GiB on a laptop) instead of opening the configured one; the
 genomes' sizes then come from the CPU backend's memory model.
+`
+
+const serveUsage = `Usage: neateval serve [--config FILE] [--addr HOST:PORT] [--token-file FILE] [--allow-dir DIR]... [flags]
+
+Serves the HTTP API of docs/http-api.md: POST /v1/evaluate scores a
+population (multipart: the JSON and safetensors files; or a path under an
+--allow-dir folder) and streams one results-file line per genome, then a
+summary; GET /v1/health, /v1/status and /metrics (Prometheus). The backend,
+the device and the data set are opened once. One evaluation runs at a time;
+--queue more may wait, others get 503. It listens on 127.0.0.1:8080 unless
+told otherwise; any address that is not loopback needs a bearer token
+(--token-file, or $NEATEVAL_TOKEN), and it refuses to start without one.
+--tls-cert and --tls-key make it speak HTTPS. SIGINT/SIGTERM stop it: the
+running evaluation finishes within --grace or is cancelled (exit 0).
 `
 
 const genUsage = `Usage: neateval gen --out DIR/pop.json [--size N] [--seed S] [--preset small|wide] [--input CxHxW] [--classes K]
