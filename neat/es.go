@@ -114,8 +114,9 @@ func esUtilities(n int) []float64 {
 }
 
 // esSamples appends n mirrored samples around centre (weights perturbed
-// by ±σε, σ = WeightPower × the He scale of each tensor's node; the last
-// one unmirrored when n is odd), recording each sample's centre in next.
+// by ±σε, σ = WeightPower × the He scale of each tensor's node, the power
+// spread per pair as perturb spreads it per child; the last one
+// unmirrored when n is odd), recording each sample's centre in next.
 func (e *Evolution) esSamples(centre *Genome, n int, pop []*Genome, next map[int64]int64) []*Genome {
 	for k := 0; k < n; k += 2 {
 		a := centre.Clone(e.nextGenome)
@@ -125,12 +126,16 @@ func (e *Evolution) esSamples(centre *Genome, n int, pop []*Genome, next map[int
 			b = centre.Clone(e.nextGenome)
 			e.nextGenome++
 		}
+		power := e.cfg.WeightPower
+		if e.cfg.WeightPowerSpread > 0 {
+			power *= math.Exp(e.cfg.WeightPowerSpread * e.r.NormFloat64())
+		}
 		for _, n := range a.Nodes {
 			p := a.Params[n.ID]
 			if p == nil || p.Weight == nil {
 				continue
 			}
-			std := e.cfg.WeightPower * heScale(p.Weight.Shape)
+			std := power * heScale(p.Weight.Shape)
 			for ti, t := range []*Tensor{p.Weight, p.Bias} {
 				if t == nil {
 					continue
