@@ -263,7 +263,7 @@ func TestUnknownKeysReportedAtMostThree(t *testing.T) {
 func TestEvolveConfigErrors(t *testing.T) {
 	tests := []struct{ toml, want string }{
 		{"[evolve]\npopulation_size = 1\n", `c.toml: evolve.population_size = 1: must be in 2 … 1048576`},
-		{"[evolve]\ninit = \"random\"\n", `c.toml: evolve.init = "random": must be one of "minimal", "generate"`},
+		{"[evolve]\ninit = \"random\"\n", `c.toml: evolve.init = "random": must be one of "minimal", "conv", "generate", "fixed"`},
 		{"[evolve]\nkernels = [3, 4]\n", `c.toml: evolve.kernels[1] = 4: must be odd, 1 … 63 (so the default padding keeps the image size)`},
 		{"[evolve]\nkernels = []\n", `c.toml: evolve.kernels = []: must list at least one kernel size`},
 		{"[evolve]\nactivations = [\"swish\"]\n", `c.toml: evolve.activations[0] = "swish": must be one of "identity", "relu", "leaky_relu", "tanh", "sigmoid", "gelu"`},

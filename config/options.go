@@ -110,14 +110,15 @@ func (c *Config) FitnessFunc() evaluator.FitnessFunc {
 	return evaluator.Accuracy
 }
 
-// EvolveFitness is eval.fitness less evolve.param_penalty per parameter:
-// what `neateval evolve` selects on.
+// EvolveFitness is eval.fitness less evolve.loss_weight per unit of loss
+// and evolve.param_penalty per parameter: what `neateval evolve` selects
+// on.
 func (c *Config) EvolveFitness() evaluator.FitnessFunc {
-	base, pen := c.FitnessFunc(), c.Evolve.ParamPenalty
-	if pen == 0 {
+	base, pen, lw := c.FitnessFunc(), c.Evolve.ParamPenalty, c.Evolve.LossWeight
+	if pen == 0 && lw == 0 {
 		return base
 	}
-	return func(m evaluator.Metrics) float64 { return base(m) - pen*float64(m.Params) }
+	return func(m evaluator.Metrics) float64 { return base(m) - lw*m.Loss - pen*float64(m.Params) }
 }
 
 // DatasetSpec is the data set the [dataset] keys describe.

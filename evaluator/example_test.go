@@ -150,7 +150,8 @@ func ExampleEvaluator_Manager() {
 }
 
 // The evaluator is a NEAT loop's fitness: neat.Evolution hands each
-// generation's unscored genomes to Evaluate and breeds the next.
+// generation's unscored genomes to Evaluate and breeds the next (by
+// default every genome, elites too: rescore_elites).
 func ExampleEvaluator_Evaluate_evolution() {
 	ctx := context.Background()
 	ds := datasets.Synthetic(300, 1, 28, 28, 10, 4)
@@ -186,9 +187,9 @@ func ExampleEvaluator_Evaluate_evolution() {
 	fmt.Println("best genome compiles:", err == nil, "above chance:", best > 0.1)
 	// Output:
 	// generation 0: 12 scored, best did not fall: true
-	// generation 1: 11 scored, best did not fall: true
-	// generation 2: 9 scored, best did not fall: true
-	// generation 3: 9 scored, best did not fall: true
-	// generation 4: 9 scored, best did not fall: true
+	// generation 1: 12 scored, best did not fall: true
+	// generation 2: 12 scored, best did not fall: true
+	// generation 3: 12 scored, best did not fall: true
+	// generation 4: 12 scored, best did not fall: true
 	// best genome compiles: true above chance: true
 }

@@ -36,7 +36,11 @@ func (m *mutator) crossover(a, b *Genome, id int64) *Genome {
 			}
 			bl, okB := lb[n.ID]
 			if l, ok := la[n.ID]; ok && okB && l.equal(&bl) && c.Params[n.ID] != nil && b.Params[n.ID] != nil {
-				mixParams(m, c.Params[n.ID], b.Params[n.ID])
+				if m.cfg.CrossoverBlend {
+					blendParams(c.Params[n.ID], b.Params[n.ID])
+				} else {
+					mixParams(m, c.Params[n.ID], b.Params[n.ID])
+				}
 			}
 			if !m.chance(0.5) {
 				continue
@@ -82,6 +86,22 @@ func mixParams(m *mutator, p, q *Params) {
 				dst.Data[i] = src.Data[i]
 			}
 			bits >>= 1
+		}
+	}
+}
+
+// blendParams replaces each element of p's tensors by the mean of it and
+// q's: intermediate recombination, as evolution strategies recombine, which
+// averages out the parents' independent noise where discrete recombination
+// keeps it. p and q are laid out alike; p is the child's own copy.
+func blendParams(p, q *Params) {
+	for _, t := range [][2]*Tensor{{p.Weight, q.Weight}, {p.Bias, q.Bias}} {
+		dst, src := t[0], t[1]
+		if dst == nil || src == nil || len(dst.Data) != len(src.Data) {
+			continue
+		}
+		for i := range dst.Data {
+			dst.Data[i] = (dst.Data[i] + src.Data[i]) / 2
 		}
 	}
 }

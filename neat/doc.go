@@ -93,8 +93,13 @@
 // weights; every child is checked with Compile. Genomes are speciated by
 // a compatibility distance over topology and weights; species share the
 // next generation by fitness sharing, keep their best (elitism) and die
-// when they stagnate, the best species excepted. The fitness is the
-// caller's function, NaN for a genome it could not score:
+// when they stagnate, the best species excepted. Most of a species'
+// children are, by default, samples of an evolution strategy on its
+// weights (EvolveConfig.ESShare): mirrored perturbations of a centre
+// genome that moves each generation to the rank-weighted sum of its
+// scored samples, as SNES moves its mean; random perturbation and
+// selection alone tune thousands of weights far more slowly. The fitness
+// is the caller's function, NaN for a genome it could not score:
 //
 //	evo, err := neat.NewEvolution(in, 10, neat.DefaultEvolveConfig())
 //	for evo.Generation() < 100 {

@@ -70,6 +70,9 @@ type Evolution struct {
 	bestGen int
 	history []GenStats
 	mut     *mutator
+	// esParent maps each evolution-strategy sample of the current
+	// generation to the centre it was drawn around (see es.go).
+	esParent map[int64]int64
 }
 
 // NewEvolution starts a run for images of shape in and numClasses classes:
@@ -82,14 +85,19 @@ func NewEvolution(in Input, numClasses int, cfg EvolveConfig) (*Evolution, error
 		return nil, fmt.Errorf("neat: evolve: input %d×%d×%d, %d classes: want all ≥ 1", in.Channels, in.Height, in.Width, numClasses)
 	}
 	cfg = cloneConfig(cfg)
-	e := &Evolution{cfg: cfg, in: in, nc: numClasses, threshold: cfg.CompatThreshold, bestFit: math.Inf(-1)}
+	e := &Evolution{cfg: cfg, in: in, nc: numClasses, threshold: cfg.CompatThreshold, bestFit: math.Inf(-1), esParent: map[int64]int64{}}
 	e.src = rand.NewPCG(uint64(cfg.Seed), 0x6e656174) // "neat"
 	e.setup()
 	e.inn.next = 1
 	var err error
-	if cfg.Init == InitGenerate {
+	switch cfg.Init {
+	case InitGenerate:
 		err = e.initGenerated()
-	} else {
+	case InitConv:
+		err = e.initConv()
+	case InitFixed:
+		err = e.initFixed()
+	default:
 		err = e.initMinimal()
 	}
 	if err != nil {
@@ -235,6 +243,7 @@ func (e *Evolution) reproduce() {
 	e.inn.newGeneration()
 	var pop []*Genome
 	var fit []float64
+	esNext := map[int64]int64{}
 	for k, s := range e.species {
 		n := seats[k]
 		elites := min(e.cfg.Elitism, n, len(s.members))
@@ -252,18 +261,23 @@ func (e *Evolution) reproduce() {
 		if firstNaN := slices.IndexFunc(parents, func(i int) bool { return math.IsNaN(e.fitness[i]) }); firstNaN > 0 {
 			parents = parents[:firstNaN] // members are sorted: NaN last
 		}
+		if nES := int(math.Round(e.cfg.ESShare * float64(n))); nES > 0 {
+			pop, fit = e.esBreed(s, nES, pop, fit, esNext)
+			n -= nES
+		}
 		for range n {
 			pop = append(pop, e.child(parents))
 			fit = append(fit, math.NaN())
 		}
 	}
+	e.esParent = esNext
 	for _, s := range e.species {
 		s.rep = e.pop[s.members[e.r.IntN(len(s.members))]]
 	}
 	e.pop, e.fitness = pop, fit
 	e.known = make([]bool, len(pop))
 	for i := range e.known {
-		e.known[i] = !math.IsNaN(fit[i])
+		e.known[i] = !math.IsNaN(fit[i]) && !e.cfg.RescoreElites
 	}
 }
 

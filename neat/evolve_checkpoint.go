@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -49,6 +50,9 @@ type checkpointJSON struct {
 	Species     []speciesJSON  `json:"species"`
 	Best        *bestJSON      `json:"best,omitempty"`
 	History     []genStatsJSON `json:"history"`
+	// ESParents maps each evolution-strategy sample of the population
+	// (its genome id, in decimal) to its centre's id.
+	ESParents map[string]int64 `json:"es_parents,omitempty"`
 }
 
 type speciesJSON struct {
@@ -121,6 +125,12 @@ func (e *Evolution) SaveCheckpoint(dir, meta string) error {
 		NextNode: e.inn.next, NextGenome: e.nextGenome, NextSpecies: e.nextSpecies, Threshold: e.threshold,
 		Population: "population-" + tag + ".json",
 		Known:      e.known,
+	}
+	if len(e.esParent) > 0 {
+		st.ESParents = make(map[string]int64, len(e.esParent))
+		for id, p := range e.esParent {
+			st.ESParents[strconv.FormatInt(id, 10)] = p
+		}
 	}
 	for _, f := range e.fitness {
 		st.Fitness = append(st.Fitness, fptr(f))
@@ -236,6 +246,14 @@ func LoadCheckpoint(dir string) (*Evolution, string, error) {
 		e.fitness = append(e.fitness, fval(st.Fitness[i], math.NaN()))
 		e.known = append(e.known, st.Known[i])
 		byID[g.ID] = g
+	}
+	e.esParent = make(map[int64]int64, len(st.ESParents))
+	for k, p := range st.ESParents {
+		id, err := strconv.ParseInt(k, 10, 64)
+		if err != nil {
+			return bad("es_parents: genome id %q: %v", k, err)
+		}
+		e.esParent[id] = p
 	}
 	if st.Archive != "" {
 		arch, err := Load(filepath.Join(dir, st.Archive))

@@ -17,6 +17,15 @@ const (
 	// InitGenerate starts from Generate's random CNNs, each node given a
 	// fresh innovation id, unreachable nodes removed.
 	InitGenerate = "generate"
+	// InitConv starts every genome from one small CNN: a conv2d of 8 3×3
+	// ReLU filters, a max pool to about 7×7 and the dense output, with
+	// random weights. Mutations grow it as they grow InitMinimal.
+	InitConv = "conv"
+	// InitFixed is the fixed-topology baseline: every genome is conv 8 5×5
+	// → max pool 2 → conv 16 5×5 → max pool 2 → dense, and stays so (no
+	// structural mutation is drawn); only the weight operators (crossover
+	// and perturbation) search. It needs MaxFLOPs ≥ about 1.6 M on 28×28.
+	InitFixed = "fixed"
 )
 
 // EvolveConfig sets an Evolution: the population, the mutation and
@@ -64,6 +73,32 @@ type EvolveConfig struct {
 	// every element of a perturbed tensor, as a multiple of sqrt(2/fan-in)
 	// (the He scale of the node's weights).
 	WeightPower float64 `toml:"weight_mutate_power"`
+	// WeightPowerSpread makes the step size of the weight search vary per
+	// child: each child's noise is WeightPower × exp(WeightPowerSpread ×
+	// N(0, 1)), one draw per child. Children with small steps fine-tune,
+	// children with big ones explore; selection keeps whichever scale
+	// currently pays, so the effective step adapts as the search
+	// converges without a schedule (0: every child uses WeightPower).
+	WeightPowerSpread float64 `toml:"weight_power_spread"`
+	// ESShare is the share of each species' children (after its elites)
+	// bred by an evolution strategy on its weights rather than by
+	// crossover and mutation: mirrored samples, σ = WeightPower × the He
+	// scale, around a centre that moves each generation to the
+	// rank-weighted sum of its samples (see es.go). 0: NEAT's operators
+	// alone.
+	ESShare float64 `toml:"es_share"`
+	// CrossoverBlend makes crossover average the matching weights of the
+	// two parents (intermediate recombination) instead of taking each from
+	// either parent: the parents' independent mutations partly cancel, so
+	// a species' children sit near the mean of its best, the centre an
+	// evolution strategy would step from.
+	CrossoverBlend bool `toml:"crossover_blend"`
+	// RescoreElites scores the carried-over elites again each generation
+	// instead of keeping their fitness. Use it when the fitness is measured
+	// on a sample redrawn every generation, so every genome of a
+	// generation is ranked on the same images and a lucky draw does not
+	// keep a genome alive.
+	RescoreElites bool `toml:"rescore_elites"`
 	// CrossoverRate is the chance that a child has two parents (of one
 	// species) rather than one.
 	CrossoverRate float64 `toml:"crossover_rate"`
@@ -107,13 +142,15 @@ type EvolveConfig struct {
 }
 
 // DefaultEvolveConfig suits small CNNs on 28×28 images on a few cores: 40
-// minimal genomes that grow convolutions of 4 to 32 channels, under 1
-// MFLOP per image.
+// genomes from one small CNN (InitConv) that grow convolutions of 4 to 32
+// channels, under 0.3 MFLOP per image, their weights searched mostly by
+// the evolution strategy (ESShare) and scored afresh every generation
+// (RescoreElites). LegacyEvolveConfig is the search this replaced.
 func DefaultEvolveConfig() EvolveConfig {
 	return EvolveConfig{
 		PopulationSize:    40,
 		Seed:              1,
-		Init:              InitMinimal,
+		Init:              InitConv,
 		PAddConv:          0.15,
 		PAddSkip:          0.08,
 		PRemoveNode:       0.03,
@@ -122,7 +159,9 @@ func DefaultEvolveConfig() EvolveConfig {
 		PActivation:       0.05,
 		PConcat:           0.3,
 		WeightRate:        0.8,
-		WeightPower:       1.0,
+		WeightPower:       0.6,
+		ESShare:           0.8,
+		RescoreElites:     true,
 		CrossoverRate:     0.8,
 		Kernels:           []int{1, 3, 5},
 		MinChannels:       4,
@@ -132,12 +171,22 @@ func DefaultEvolveConfig() EvolveConfig {
 		CompatThreshold:   1.0,
 		CompatDisjoint:    1.0,
 		CompatWeight:      0.5,
-		SpeciesTarget:     2,
+		SpeciesTarget:     1,
 		Stagnation:        15,
 		SpeciesElitism:    1,
 		Elitism:           1,
 		SurvivalThreshold: 0.3,
 	}
+}
+
+// LegacyEvolveConfig is DefaultEvolveConfig as it was before the
+// evolution strategy: minimal linear genomes, mutation and crossover alone,
+// elites never re-scored. It is kept for comparisons (a test holds the
+// default to beating it on the same budget).
+func LegacyEvolveConfig() EvolveConfig {
+	c := DefaultEvolveConfig()
+	c.Init, c.WeightPower, c.ESShare, c.RescoreElites, c.SpeciesTarget = InitMinimal, 1.0, 0, false, 2
+	return c
 }
 
 // FieldError is a field of an EvolveConfig an Evolution cannot work with.
@@ -174,7 +223,8 @@ func (c *EvolveConfig) rules() []rule {
 	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 	rs := []rule{
 		{c.PopulationSize >= 2 && c.PopulationSize <= 1<<20, "population_size", c.PopulationSize, "must be in 2 … 1048576"},
-		{c.Init == InitMinimal || c.Init == InitGenerate, "init", c.Init, fmt.Sprintf("must be one of %q, %q", InitMinimal, InitGenerate)},
+		{c.Init == InitMinimal || c.Init == InitGenerate || c.Init == InitConv || c.Init == InitFixed, "init", c.Init,
+			fmt.Sprintf("must be one of %q, %q, %q, %q", InitMinimal, InitConv, InitGenerate, InitFixed)},
 	}
 	for _, p := range []struct {
 		key string
@@ -182,12 +232,13 @@ func (c *EvolveConfig) rules() []rule {
 	}{
 		{"p_add_conv", c.PAddConv}, {"p_add_skip", c.PAddSkip}, {"p_remove_node", c.PRemoveNode},
 		{"p_channels", c.PChannels}, {"p_kernel", c.PKernel}, {"p_activation", c.PActivation},
-		{"p_concat", c.PConcat}, {"weight_mutate_rate", c.WeightRate}, {"crossover_rate", c.CrossoverRate},
+		{"p_concat", c.PConcat}, {"es_share", c.ESShare}, {"weight_mutate_rate", c.WeightRate}, {"crossover_rate", c.CrossoverRate},
 	} {
 		rs = append(rs, rule{p.v >= 0 && p.v <= 1, p.key, p.v, "must be in [0, 1]"})
 	}
 	rs = append(rs,
 		rule{c.WeightPower >= 0 && finite(c.WeightPower), "weight_mutate_power", c.WeightPower, "must be finite and ≥ 0"},
+		rule{c.WeightPowerSpread >= 0 && c.WeightPowerSpread <= 5, "weight_power_spread", c.WeightPowerSpread, "must be in 0 … 5"},
 		rule{len(c.Kernels) > 0, "kernels", c.Kernels, "must list at least one kernel size"})
 	for i, k := range c.Kernels {
 		rs = append(rs, rule{k >= 1 && k <= 63 && k%2 == 1, fmt.Sprintf("kernels[%d]", i), k, "must be odd, 1 … 63 (so the default padding keeps the image size)"})

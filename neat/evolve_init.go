@@ -22,6 +22,50 @@ func (e *Evolution) initMinimal() error {
 	}
 	out := e.inn.fresh()
 	nodes = append(nodes, Node{ID: out, Op: OpDense, Inputs: []int{src}, OutFeatures: e.nc})
+	return e.initTopology(nodes, out)
+}
+
+// initConv draws generation 0 from one small CNN, the same topology (the
+// same node ids) for every genome: a conv2d of 8 3×3 ReLU filters, a max pool to
+// about 7×7, and the dense output. Unlike InitMinimal's linear reader its
+// genomes are nonlinear from the start, so weight search has features to
+// tune while mutations grow the rest.
+func (e *Evolution) initConv() error {
+	return e.initTopology(e.convStack([]int{8}, 3, max(1, min(e.in.Height, e.in.Width)/7)), -1)
+}
+
+// initFixed draws generation 0 from the fixed baseline CNN of InitFixed:
+// conv 8 5×5 → max pool 2 → conv 16 5×5 → max pool 2 → dense.
+func (e *Evolution) initFixed() error {
+	return e.initTopology(e.convStack([]int{8, 16}, 5, 2), -1)
+}
+
+// convStack lists, with fresh ids, one ReLU conv2d of kernel k followed by
+// a max pool of size pool (none when pool < 2 or the image is too small)
+// for each width, then the dense output.
+func (e *Evolution) convStack(widths []int, k, pool int) []Node {
+	var nodes []Node
+	src, h, w := InputNode, e.in.Height, e.in.Width
+	for _, c := range widths {
+		id := e.inn.fresh()
+		nodes = append(nodes, Node{ID: id, Op: OpConv2D, Inputs: []int{src}, OutChannels: c, Kernel: k,
+			Stride: 1, Padding: PaddingDefault, Activation: ActReLU})
+		src = id
+		if pool > 1 && h >= pool && w >= pool {
+			id = e.inn.fresh()
+			nodes = append(nodes, Node{ID: id, Op: OpMaxPool2D, Inputs: []int{src}, Kernel: pool, Stride: pool})
+			src, h, w = id, h/pool, w/pool
+		}
+	}
+	return append(nodes, Node{ID: e.inn.fresh(), Op: OpDense, Inputs: []int{src}, OutFeatures: e.nc})
+}
+
+// initTopology fills generation 0 with copies of one topology (its output
+// node out, or the last node when out < 0), each with random weights.
+func (e *Evolution) initTopology(nodes []Node, out int) error {
+	if out < 0 {
+		out = nodes[len(nodes)-1].ID
+	}
 	for range e.cfg.PopulationSize {
 		g := &Genome{ID: e.nextGenome, Output: out, Params: map[int]*Params{}}
 		e.nextGenome++

@@ -79,11 +79,22 @@ func steps(t testing.TB, e *neat.Evolution, n int, eval neat.Evaluate) {
 // genome valid within the FLOP limit, node ids increasing; the best
 // fitness never falls and elites are not scored again.
 func TestEvolveInvariants(t *testing.T) {
-	for _, init := range []string{neat.InitMinimal, neat.InitGenerate} {
+	for _, init := range []string{neat.InitMinimal, neat.InitGenerate, neat.InitConv, "legacy"} {
 		t.Run(init, func(t *testing.T) {
 			cfg := smallConfig()
-			cfg.Init = init
+			if init == "legacy" {
+				legacy := neat.LegacyEvolveConfig()
+				legacy.PopulationSize = cfg.PopulationSize
+				legacy.PAddConv, legacy.PAddSkip, legacy.PRemoveNode, legacy.PChannels = cfg.PAddConv, cfg.PAddSkip, cfg.PRemoveNode, cfg.PChannels
+				cfg = legacy
+			} else {
+				cfg.Init = init
+			}
 			e := newEvolution(t, cfg)
+			first := 3 // nodes a genome must exceed to have grown (conv: conv, pool, dense)
+			if init == neat.InitMinimal {
+				first = 2 // pool, dense
+			}
 			var calls []int
 			eval := toyFitness(7, &calls)
 			prevBest := math.Inf(-1)
@@ -106,7 +117,7 @@ func TestEvolveInvariants(t *testing.T) {
 					if gr.FLOPs > cfg.MaxFLOPs {
 						t.Fatalf("generation %d: genome %d has %d FLOPs", gen, g.ID, gr.FLOPs)
 					}
-					grew = grew || len(g.Nodes) > 3
+					grew = grew || len(g.Nodes) > first
 					for i := 1; i < len(g.Nodes); i++ {
 						if g.Nodes[i].ID <= g.Nodes[i-1].ID {
 							t.Fatalf("generation %d: genome %d node ids not increasing", gen, g.ID)
@@ -124,8 +135,11 @@ func TestEvolveInvariants(t *testing.T) {
 				if _, f, _ := e.Best(); f != st.Best {
 					t.Fatalf("generation %d: Best() %v, generation's best %v", gen, f, st.Best)
 				}
-				if gen > 0 && calls[gen] >= cfg.PopulationSize {
+				if gen > 0 && !cfg.RescoreElites && calls[gen] >= cfg.PopulationSize {
 					t.Fatalf("generation %d: %d genomes scored: the elites were scored again", gen, calls[gen])
+				}
+				if gen > 0 && cfg.RescoreElites && calls[gen] != cfg.PopulationSize {
+					t.Fatalf("generation %d: %d genomes scored, want all %d (rescore_elites)", gen, calls[gen], cfg.PopulationSize)
 				}
 				nan := 0
 				for _, g := range pop.Genomes {
@@ -341,7 +355,7 @@ func TestEvolveConfigValidate(t *testing.T) {
 		want string
 	}{
 		{"population", func(c *neat.EvolveConfig) { c.PopulationSize = 1 }, "population_size = 1: must be in 2 … 1048576"},
-		{"init", func(c *neat.EvolveConfig) { c.Init = "random" }, `init = random: must be one of "minimal", "generate"`},
+		{"init", func(c *neat.EvolveConfig) { c.Init = "random" }, `init = random: must be one of "minimal", "conv", "generate", "fixed"`},
 		{"even kernel", func(c *neat.EvolveConfig) { c.Kernels = []int{3, 4} }, "kernels[1] = 4: must be odd"},
 		{"channels", func(c *neat.EvolveConfig) { c.MinChannels = 8; c.MaxChannels = 4 }, "max_channels = 4: must be in min_channels (8) … 65536"},
 		{"activation", func(c *neat.EvolveConfig) { c.Activations = []neat.Activation{"swish"} }, `activations[0] = swish: must be one of "identity"`},

@@ -60,8 +60,8 @@ func ExampleEvolution() {
 	g, f, gen := resumed.Best()
 	fmt.Printf("resumed at generation %d; best genome %d (generation %d): fitness %.5f\n", resumed.Generation(), g.ID, gen, f)
 	// Output:
-	// generation 0: best -2.00500, 2 nodes
-	// generation 5: best -0.01998, 4 nodes
-	// generation 10: best -0.01998, 4 nodes
-	// resumed at generation 12; best genome 54 (generation 2): fitness -0.01998
+	// generation 0: best -1.04010, 3 nodes
+	// generation 5: best -0.04046, 4 nodes
+	// generation 10: best -0.03549, 4 nodes
+	// resumed at generation 12; best genome 189 (generation 9): fitness -0.03549
 }

@@ -1,6 +1,7 @@
 package neat
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 )
@@ -47,7 +48,7 @@ func (m *mutator) chance(p float64) bool { return m.r.Float64() < p }
 // and, after mutationTries, given up; so the result is as valid as child.
 func (m *mutator) mutate(child *Genome) *Genome {
 	for _, mu := range mutations {
-		if !m.chance(mu.rate(m.cfg)) {
+		if m.cfg.Init == InitFixed || !m.chance(mu.rate(m.cfg)) {
 			continue
 		}
 		for range mutationTries {
@@ -290,16 +291,22 @@ func changeActivation(m *mutator, g *Genome, _ *Graph, st map[int]*Step) bool {
 	return true
 }
 
-// perturb adds Gaussian noise of standard deviation WeightPower × the He
-// scale of the node's weights to each weight and bias tensor of g, each
-// with chance WeightRate. g is the caller's own copy.
+// perturb adds Gaussian noise of standard deviation power × the He scale
+// of the node's weights to each weight and bias tensor of g, each with
+// chance WeightRate; power is WeightPower, spread log-normally by
+// WeightPowerSpread (one draw per child, made only when the spread is set,
+// so runs without it draw as before). g is the caller's own copy.
 func (m *mutator) perturb(g *Genome) {
+	power := m.cfg.WeightPower
+	if m.cfg.WeightPowerSpread > 0 {
+		power *= math.Exp(m.cfg.WeightPowerSpread * m.r.NormFloat64())
+	}
 	for i := range g.Nodes {
 		p := g.Params[g.Nodes[i].ID]
 		if p == nil || p.Weight == nil {
 			continue
 		}
-		std := m.cfg.WeightPower * heScale(p.Weight.Shape)
+		std := power * heScale(p.Weight.Shape)
 		for _, t := range []*Tensor{p.Weight, p.Bias} {
 			if t == nil || !m.chance(m.cfg.WeightRate) {
 				continue

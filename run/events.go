@@ -79,4 +79,5 @@ const (
 	KeyTestAccuracy        = "test_accuracy"
 	KeyTestLoss            = "test_loss"
 	KeyBestFile            = "best_file"
+	KeyValSample           = "val_sample"
 )

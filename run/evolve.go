@@ -87,7 +87,7 @@ func Evolve(ctx context.Context, spec EvolveSpec) (*EvolveResult, error) {
 	}
 	evo, err := openEvolution(cfg, neat.Input{Channels: val.Channels, Height: val.Height, Width: val.Width}, val.NumClasses, spec.Resume, log)
 	if err == nil {
-		err = generations(ctx, cfg, evo, ev, tb, log)
+		err = generations(ctx, evo, &genScorer{cfg: cfg, full: ev, b: b, val: val, opts: opts}, tb, log)
 	}
 	if err != nil {
 		ev.Close()
@@ -114,13 +114,14 @@ func logEvolveStart(log *zerolog.Logger, spec EvolveSpec) {
 
 // generations steps the evolution up to evolve.generations, checkpointing
 // each one.
-func generations(ctx context.Context, cfg *config.Config, evo *neat.Evolution, ev *evaluator.Evaluator, tb *tracker, log *zerolog.Logger) error {
+func generations(ctx context.Context, evo *neat.Evolution, gs *genScorer, tb *tracker, log *zerolog.Logger) error {
+	cfg := gs.cfg
 	ec := &cfg.Evolve
 	identity := config.EvolveIdentity(cfg)
 	var scored []float64 // the fitness of the genomes the generation scored
-	score := evaluator.NEATFitness(ev)
+	var ev *evaluator.Evaluator
 	fitness := func(ctx context.Context, pop *neat.Population) ([]float64, error) {
-		fs, err := score(ctx, pop)
+		fs, err := evaluator.NEATFitness(ev)(ctx, pop)
 		scored = fs
 		return fs, err
 	}
@@ -130,8 +131,15 @@ func generations(ctx context.Context, cfg *config.Config, evo *neat.Evolution, e
 	}
 	for evo.Generation() < ec.Generations {
 		t := time.Now()
+		var sample int64
+		var done func()
+		var err error
+		if ev, sample, done, err = gs.sample(evo.Generation()); err != nil {
+			return fmt.Errorf("evolve: generation %d: %w", evo.Generation(), err)
+		}
 		st, err := evo.Step(ctx, fitness)
 		if err != nil {
+			done()
 			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 				ie := &EvolveInterruptedError{Dir: ec.CheckpointDir, Generation: evo.Generation(), Err: err}
 				event(log, zerolog.WarnLevel, EventRunInterrupted).Str(KeyCheckpointDir, ec.CheckpointDir).Err(err).Msg(ie.Error())
@@ -140,9 +148,11 @@ func generations(ctx context.Context, cfg *config.Config, evo *neat.Evolution, e
 			return fmt.Errorf("evolve: generation %d: %w", evo.Generation(), err)
 		}
 		if err := evo.SaveCheckpoint(ec.CheckpointDir, identity); err != nil {
+			done()
 			return fmt.Errorf("evolve: %w", err)
 		}
-		logGeneration(log, st, ev, evo, time.Since(t))
+		logGeneration(log, st, ev, evo, sample, time.Since(t))
+		done()
 		_, _, median := tfevents.FitnessStats(scored)
 		if err := tb.generation(tfevents.Generation{Gen: st.Generation, Best: st.Best, Mean: st.Mean, Median: median,
 			Species: st.Species, BestParams: st.BestParams, BestFLOPs: st.BestFLOPs, Evaluated: st.Evaluated, Failed: st.Failed}); err != nil {
@@ -197,13 +207,14 @@ func sameLines(a, b string) bool {
 }
 
 // logGeneration writes the generation line.
-func logGeneration(log *zerolog.Logger, st neat.GenStats, ev *evaluator.Evaluator, evo *neat.Evolution, took time.Duration) {
+func logGeneration(log *zerolog.Logger, st neat.GenStats, ev *evaluator.Evaluator, evo *neat.Evolution, sample int64, took time.Duration) {
 	_, bestFit, _ := evo.Best()
 	e := event(log, zerolog.InfoLevel, EventGeneration).Int(KeyGen, st.Generation).
 		Float64(KeyBest, st.Best).Float64(KeyMean, st.Mean).Int(KeySpecies, st.Species).
 		Int64(KeyParams, st.BestParams).Int64(KeyFLOPs, st.BestFLOPs).Int(KeyNodes, st.BestNodes).
 		Int64(KeyBestGenome, st.BestGenome).Float64(KeyBestEver, bestFit).
-		Int(KeyEvaluated, st.Evaluated).Int(KeyFailed, st.Failed).Float64(KeyThreshold, st.Threshold)
+		Int(KeyEvaluated, st.Evaluated).Int(KeyFailed, st.Failed).Float64(KeyThreshold, st.Threshold).
+		Int64(KeyValSample, sample)
 	if p := ev.Manager().Plan(); p != nil {
 		e = e.Str(KeyMode, string(p.Mode)).Int(KeyChunks, len(p.Chunks))
 	}
@@ -217,6 +228,11 @@ func writeBest(path string, evo *neat.Evolution) error {
 	if g == nil {
 		return nil
 	}
+	return writeGenome(path, evo, g)
+}
+
+// writeGenome writes g, a genome of evo, as a population of one.
+func writeGenome(path string, evo *neat.Evolution, g *neat.Genome) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("evolve: %w", err)
 	}

@@ -24,17 +24,19 @@ func finish(ctx context.Context, cfg *config.Config, evo *neat.Evolution, ev *ev
 		ev.Close()
 		return nil, errors.New("evolve: no generation was evaluated")
 	}
-	if err := writeBest(cfg.Evolve.Best, evo); err != nil {
-		ev.Close()
-		return nil, err
-	}
-	pop := evo.Population()
-	pop.Genomes = []*neat.Genome{best}
-	vr, err := scoreOne(ctx, ev, pop)
+	final, vr, err := pickFinal(ctx, ev, evo, finalists(cfg, evo))
 	ev.Close()
 	if err != nil {
 		return nil, fmt.Errorf("evolve: best genome on the validation set: %w", err)
 	}
+	if final != best {
+		best, fit, gen = final, vr.Fitness, evo.Generation()-1
+	}
+	if err := writeGenome(cfg.Evolve.Best, evo, best); err != nil {
+		return nil, err
+	}
+	pop := evo.Population()
+	pop.Genomes = []*neat.Genome{best}
 	te, err := evaluator.New(b, test, cfg.StagingConfig(), opts)
 	if err != nil {
 		return nil, err

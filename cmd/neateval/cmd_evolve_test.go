@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -81,11 +82,15 @@ func logLines(t *testing.T, log []byte, event string) []map[string]any {
 // generationKeys are the fields of a generation line that do not depend on
 // timing.
 var generationKeys = []string{"gen", "best", "mean", "species", "params", "flops", "nodes", "best_genome",
-	"best_ever", "evaluated", "failed", "threshold", "mode", "chunks"}
+	"best_ever", "evaluated", "failed", "threshold", "val_sample", "mode", "chunks"}
 
 func TestEvolveSynthetic(t *testing.T) {
 	dir := t.TempDir()
-	cfg := evolveConfig(t, dir, 8, "")
+	// The linear minimal genomes learn the synthetic classes within a few
+	// generations; the default search's ES needs more generations than
+	// this test's 8 (run/evolve_search_test.go holds it to beating the
+	// old search on MNIST).
+	cfg := evolveConfig(t, dir, 8, `init = "minimal"`)
 	var stdout, stderr bytes.Buffer
 	if err := runMain(context.Background(), []string{"evolve", "--config", cfg}, &stdout, &stderr); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
@@ -98,7 +103,7 @@ func TestEvolveSynthetic(t *testing.T) {
 	if len(plans) < 8 {
 		t.Errorf("%d plan lines for 8 generations", len(plans))
 	}
-	prev := -1.0
+	prev := math.Inf(-1)
 	for i, g := range gens {
 		for _, k := range generationKeys {
 			if _, ok := g[k]; !ok {
@@ -108,9 +113,9 @@ func TestEvolveSynthetic(t *testing.T) {
 		if g["gen"].(float64) != float64(i) {
 			t.Errorf("line %d is generation %v", i, g["gen"])
 		}
-		best := g["best"].(float64)
+		best := g["best_ever"].(float64) // a generation's best may fall: each is scored on its own sample
 		if best < prev {
-			t.Errorf("generation %d: best fell from %v to %v", i, prev, best)
+			t.Errorf("generation %d: best_ever fell from %v to %v", i, prev, best)
 		}
 		prev = best
 	}
@@ -149,12 +154,12 @@ func TestEvolveSynthetic(t *testing.T) {
 	if exitCode(err) != exitUsage || !strings.Contains(message(err), "holds a checkpoint; pass --resume") {
 		t.Errorf("second run without --resume: %v", err)
 	}
-	cfg2 := evolveConfig(t, dir, 8, "seed = 2\np_add_conv = 0.5") // the same folders
+	cfg2 := evolveConfig(t, dir, 8, "init = \"minimal\"\nseed = 2\np_add_conv = 0.5") // the same folders
 	err = runMain(context.Background(), []string{"evolve", "--config", cfg2, "--resume"}, io.Discard, io.Discard)
 	if exitCode(err) != exitUsage || !strings.Contains(err.Error(), "evolve.seed was 1, now 2; evolve.p_add_conv was 0.15, now 0.5") {
 		t.Errorf("resume under another config: %v", err)
 	}
-	evolveConfig(t, dir, 8, "") // back to the first
+	evolveConfig(t, dir, 8, `init = "minimal"`) // back to the first
 	stderr.Reset()
 	if err := runMain(context.Background(), []string{"evolve", "--config", cfg, "--resume", "--generations", "10"}, io.Discard, &stderr); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,82 @@
+package run
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/neateval/neateval/config"
+	"github.com/neateval/neateval/datasets"
+	"github.com/neateval/neateval/evaluator"
+	"github.com/neateval/neateval/neat"
+)
+
+// genScorer scores a generation: on the whole validation set (the run's
+// one evaluator), or, with evolve.val_batch, on that many of its images
+// drawn afresh for the generation by config.Evolve.ValSampleSeed.
+type genScorer struct {
+	cfg  *config.Config
+	full *evaluator.Evaluator
+	b    evaluator.Backend
+	val  *datasets.Dataset
+	opts evaluator.Options
+}
+
+// sample is the evaluator of generation gen and the seed of its sample
+// (0 when the generation is scored on the whole validation set); done
+// releases it.
+func (s *genScorer) sample(gen int) (ev *evaluator.Evaluator, seed int64, done func(), err error) {
+	ec := &s.cfg.Evolve
+	if ec.ValBatch == 0 || ec.ValBatch >= s.val.N {
+		return s.full, 0, func() {}, nil
+	}
+	seed = ec.ValSampleSeed(gen)
+	idx, _ := s.val.Sample(ec.ValBatch, seed)
+	sub := s.val.Subset(idx, fmt.Sprintf("%s-gen%d", s.val.Name, gen))
+	ev, err = evaluator.New(s.b, sub, s.cfg.StagingConfig(), s.opts)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	return ev, seed, ev.Close, nil
+}
+
+// finalists are the genomes the run may end with: the best genome by its
+// (sampled) fitness and, when generations are scored on samples, the last
+// generation's best too, for either may owe its rank to a lucky sample.
+func finalists(cfg *config.Config, evo *neat.Evolution) []*neat.Genome {
+	best, _, _ := evo.Best()
+	gs := []*neat.Genome{best}
+	h := evo.History()
+	if cfg.Evolve.ValBatch == 0 || len(h) == 0 || h[len(h)-1].BestGenome == best.ID {
+		return gs
+	}
+	for _, g := range evo.Population().Genomes {
+		if g.ID == h[len(h)-1].BestGenome {
+			return append(gs, g)
+		}
+	}
+	return gs
+}
+
+// pickFinal scores the finalists on the whole validation set and returns
+// the best of them with its result (the first on a tie).
+func pickFinal(ctx context.Context, ev *evaluator.Evaluator, evo *neat.Evolution, gs []*neat.Genome) (*neat.Genome, evaluator.Result, error) {
+	pop := evo.Population()
+	pop.Genomes = gs
+	rs, err := ev.Evaluate(ctx, pop, nil)
+	if err != nil {
+		return nil, evaluator.Result{}, err
+	}
+	k := 0
+	for i, r := range rs {
+		if r.Err != nil {
+			if i == 0 {
+				return nil, r, r.Err
+			}
+			continue
+		}
+		if r.Fitness > rs[k].Fitness {
+			k = i
+		}
+	}
+	return gs[k], rs[k], nil
+}
