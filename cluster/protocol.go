@@ -37,10 +37,10 @@ const (
 // items: a worker of another version or population format, or with another
 // data set or fitness, refuses them (its scores would not be the run's).
 type Identity struct {
-	Version       string `json:"version"`        // neateval's (run.Version)
+	Version string `json:"version"` // neateval's (run.Version)
 	Format  string `json:"format"`  // the population format's (neat.FormatV1)
-	Dataset       string `json:"dataset"`        // the validation set's ds.Identity()
-	Fitness       string `json:"fitness"`        // the fitness function's name
+	Dataset string `json:"dataset"` // the validation set's ds.Identity()
+	Fitness string `json:"fitness"` // the fitness function's name
 }
 
 // Mismatch says how item identity want differs from have, "" when it does

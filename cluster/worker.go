@@ -285,3 +285,6 @@ func sleep(ctx context.Context, d time.Duration) {
 	case <-time.After(d):
 	}
 }
+
+// Conn is the worker's connection.
+func (w *Worker) Conn() *nats.Conn { return w.nc }

@@ -79,4 +79,7 @@ const (
 	KeyTestAccuracy        = "test_accuracy"
 	KeyTestLoss            = "test_loss"
 	KeyBestFile            = "best_file"
+	KeyWorkers             = "workers"
+	KeyItems               = "items"
+	KeyRedeliveries        = "redeliveries"
 )
