@@ -35,6 +35,8 @@ var commands = map[string]func(ctx context.Context, args []string, stdout, stder
 	"plan":    cmdPlan,
 	"version": cmdVersion,
 	"help":    cmdHelp,
+	"worker":  cmdWorker,
+	"broker":  cmdBroker,
 }
 
 // runMain runs the command named by args[0].
@@ -57,7 +59,7 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return cmd(ctx, args[1:], stdout, stderr)
 }
 
-var commandNames = []string{"run", "plan", "gen", "evolve", "bench", "version", "help"}
+var commandNames = []string{"run", "plan", "gen", "evolve", "bench", "worker", "broker", "version", "help"}
 
 // report prints err as one line, "neateval: <message>", and returns the
 // exit code for it.
