@@ -14,6 +14,8 @@ Commands:
   evolve    evolve CNN genomes with NEAT on the configured data set
   bench     measure the CPU evaluation of generated populations on MNIST,
             against PyTorch and the machine's fp32 ceiling when available
+  worker    score work items of a cluster, taken from a NATS server
+  broker    run a NATS server with JetStream for a cluster (file store)
   version   print the version, Go version, platform and CPU features
   help      print this text, or a command's flags: neateval help <command>
 ` + exitCodesText
