@@ -83,7 +83,7 @@ func NewCoordinator(nc *nats.Conn, o CoordinatorOptions) (*Coordinator, error) {
 // Job is a population to score on the cluster.
 type Job struct {
 	Pop    *neat.Population
-	Digest string // the population's digest: the key of its stored files
+	Digest string // the population's digest
 	// Run is the run id (results.Header.RunID): results already on the
 	// broker for it are taken, not scored again.
 	Run string
@@ -97,6 +97,8 @@ type Stats struct {
 	Items        int // items published
 	Redeliveries int // deliveries beyond the first, of the items finished
 	Recovered    int // results found on the broker from an earlier coordinator
+	// WeightBytes is the population files stored for the items.
+	WeightBytes int64
 }
 
 // NoWorkersError is the coordinator's giving up when no worker was heard

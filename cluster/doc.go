@@ -8,9 +8,11 @@
 // every worker shares (WorkersName), with explicit acks: a worker acks an
 // item once its results are published, signals InProgress every third of
 // AckWait while it scores, and an item not acked in AckWait (its worker
-// died) is handed to another worker, MaxDeliver times at most. A population's
-// two files go once into the object store (WeightsBucket), keyed by its
-// digest; workers cache them parsed. Results are published as results-file
+// died) is handed to another worker, MaxDeliver times at most. Each item's
+// genomes go into the object store (WeightsBucket) as a population file
+// pair, so a worker fetches only the weights it scores; genomes that do not
+// compile get their error results from the coordinator, as the evaluator
+// gives them. Results are published as results-file
 // lines on ResultsStream under the run id, de-duplicated by the item's
 // message id, and the coordinator keeps one result per genome index.
 //

@@ -14,7 +14,6 @@ const (
 	EventItemRefused      = "item_refused"
 	EventItemAbandoned    = "item_abandoned"
 	EventResultsRecovered = "results_recovered"
-	EventWeightsStored    = "weights_stored"
 	EventBrokerError      = "broker_error"
 )
 
@@ -32,7 +31,6 @@ const (
 	KeySeconds      = "seconds"
 	KeyCause        = "cause"
 	KeyBytes        = "bytes"
-	KeyPopulation   = "population"
 	KeyError        = "error"
 	KeyRedeliveries = "redeliveries"
 )

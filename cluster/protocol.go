@@ -67,7 +67,7 @@ type Item struct {
 	Identity
 	Run        string `json:"run"`        // the run id (results.Header.RunID)
 	ID         string `json:"id"`         // unique per coordinator session: the results' message id
-	Population string `json:"population"` // the object store key of the population's files
+	Population string `json:"population"` // the object store key of the item's genomes (a population file pair)
 	Indexes    []int  `json:"indexes"`    // genome positions in the population
 }
 
@@ -148,6 +148,3 @@ func ParseResults(data []byte, n int) ([]results.Result, error) {
 
 // runToken is the run id as a subject token (no colon).
 func runToken(run string) string { return strings.TrimPrefix(run, "sha256:") }
-
-// popKey is the object store key of a population digest.
-func popKey(digest string) string { return strings.ReplaceAll(digest, ":", "-") }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/nats-io/nuid"
 
 	"github.com/neateval/neateval/evaluator"
+	"github.com/neateval/neateval/neat"
 )
 
 // session is one Score: the items out and the results in.
@@ -75,11 +77,11 @@ func (s *session) run(ctx context.Context) error {
 	if err := s.recover(ctx, ch, tok); err != nil {
 		return err
 	}
+	if err := s.resolveInvalid(); err != nil {
+		return err
+	}
 	if len(s.want) > 0 {
-		if err := storePopulation(ctx, obs, s.job, c.log); err != nil {
-			return err
-		}
-		if err := s.publish(ctx, tok); err != nil {
+		if err := s.publish(ctx, obs, tok); err != nil {
 			return err
 		}
 	}
@@ -162,7 +164,7 @@ func (s *session) recover(ctx context.Context, ch *channels, tok string) error {
 
 // publish purges the run's items left by an earlier coordinator and
 // publishes the missing genomes as new items.
-func (s *session) publish(ctx context.Context, tok string) error {
+func (s *session) publish(ctx context.Context, obs jetstream.ObjectStore, tok string) error {
 	c := s.c
 	st, err := c.js.Stream(ctx, ItemsStream)
 	if err != nil {
@@ -178,10 +180,16 @@ func (s *session) publish(ctx context.Context, tok string) error {
 		}
 	}
 	session := nuid.Next()
-	start := time.Now()
+	start, chunk := time.Now(), chunkSize(c.nc.MaxPayload())
+	var stored int
 	for k, idx := range Split(s.job.Pop, pending, c.o.ItemGenomes, c.o.ItemBytes) {
-		it := &Item{Identity: c.o.Identity, Run: s.job.Run, ID: tok + "." + session + "." + strconv.Itoa(k),
-			Population: popKey(s.job.Digest), Indexes: idx}
+		id := tok + "." + session + "." + strconv.Itoa(k)
+		it := &Item{Identity: c.o.Identity, Run: s.job.Run, ID: id, Population: id, Indexes: idx}
+		n, err := storeItem(ctx, obs, s.job.Pop, idx, it.Population, chunk)
+		if err != nil {
+			return err
+		}
+		stored += n
 		b, err := json.Marshal(it)
 		if err != nil {
 			return err
@@ -193,10 +201,30 @@ func (s *session) publish(ctx context.Context, tok string) error {
 		s.items[it.ID], s.bySeq[ack.Sequence] = it, it
 	}
 	s.stats.Items = len(s.items)
+	s.stats.WeightBytes = int64(stored)
 	c.log.Info().Str(KeyEvent, EventItemsPublished).Str(KeyRun, s.job.Run).Int(KeyItems, len(s.items)).
-		Int(KeyGenomes, len(pending)).Float64(KeySeconds, time.Since(start).Seconds()).
+		Int(KeyGenomes, len(pending)).Int(KeyBytes, stored).Float64(KeySeconds, time.Since(start).Seconds()).
 		Msgf("%d items of %d genomes published", len(s.items), len(pending))
 	return nil
+}
+
+// resolveInvalid gives the wanted genomes that do not compile their error
+// results here, as the evaluator would: they are not shipped (the format
+// cannot carry a genome the loader found broken).
+func (s *session) resolveInvalid() error {
+	pop := s.job.Pop
+	var out []evaluator.Result
+	for i, g := range pop.Genomes {
+		if !s.want[i] {
+			continue
+		}
+		if _, err := neat.Compile(g, pop.Input, pop.NumClasses); err != nil {
+			delete(s.want, i)
+			nan := math.NaN()
+			out = append(out, evaluator.Result{Index: i, GenomeID: g.ID, Fitness: nan, Accuracy: nan, Loss: nan, Err: err})
+		}
+	}
+	return s.emit(out)
 }
 
 // collect waits for every wanted genome's result.

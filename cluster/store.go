@@ -1,43 +1,44 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/rs/zerolog"
 
 	"github.com/neateval/neateval/neat"
 	"github.com/neateval/neateval/results"
 )
 
-// storePopulation puts the job's population files in the object store
-// under its digest, unless they are there already.
-func storePopulation(ctx context.Context, obs jetstream.ObjectStore, job Job, log *zerolog.Logger) error {
-	key := popKey(job.Digest)
-	if _, err := obs.GetInfo(ctx, key+weightsSuffix); err == nil {
-		if _, err := obs.GetInfo(ctx, key+jsonSuffix); err == nil {
-			return nil
+// storeItem puts the two files of the sub-population of pop at indexes
+// (genomes in that order) in the object store under key, and returns
+// their size.
+func storeItem(ctx context.Context, obs jetstream.ObjectStore, pop *neat.Population, indexes []int, key string, chunk uint32) (int, error) {
+	sub := &neat.Population{Input: pop.Input, NumClasses: pop.NumClasses}
+	for _, i := range indexes {
+		sub.Genomes = append(sub.Genomes, pop.Genomes[i])
+	}
+	js, wb, err := populationBytes(sub)
+	if err != nil {
+		return 0, err
+	}
+	for name, data := range map[string][]byte{key + weightsSuffix: wb, key + jsonSuffix: js} {
+		meta := jetstream.ObjectMeta{Name: name, Opts: &jetstream.ObjectMetaOptions{ChunkSize: chunk}}
+		if _, err := obs.Put(ctx, meta, bytes.NewReader(data)); err != nil {
+			return 0, fmt.Errorf("store item %s: %w", key, err)
 		}
 	}
-	js, wb, err := populationBytes(job.Pop)
-	if err != nil {
-		return err
-	}
-	start := time.Now()
-	if _, err := obs.PutBytes(ctx, key+weightsSuffix, wb); err != nil {
-		return fmt.Errorf("store population %s: %w", key, err)
-	}
-	if _, err := obs.PutBytes(ctx, key+jsonSuffix, js); err != nil {
-		return fmt.Errorf("store population %s: %w", key, err)
-	}
-	sec := time.Since(start).Seconds()
-	log.Info().Str(KeyEvent, EventWeightsStored).Str(KeyPopulation, key).Int(KeyBytes, len(js)+len(wb)).
-		Float64(KeySeconds, sec).Msgf("population %s stored: %d bytes", key, len(js)+len(wb))
-	return nil
+	return len(js) + len(wb), nil
+}
+
+// chunkSize is the object store chunk for a connection: 1 MiB (the default
+// 128 KiB makes many workers fetching at once stall), less on a server
+// whose max_payload is smaller.
+func chunkSize(maxPayload int64) uint32 {
+	return uint32(min(1<<20, max(maxPayload/2, 64<<10)))
 }
 
 // populationBytes is the two files neat.Save writes for pop.

@@ -15,7 +15,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/neateval/neateval/evaluator"
-	"github.com/neateval/neateval/neat"
 	"github.com/neateval/neateval/results"
 	"github.com/neateval/neateval/run"
 )
@@ -208,16 +207,12 @@ func keepAlive(msg jetstream.Msg, every time.Duration) (stop func()) {
 
 // score scores the item's genomes and returns their results-file lines.
 func (w *Worker) score(ctx context.Context, it *Item) ([]results.Result, error) {
-	pop, err := w.cache.get(ctx, it.Population)
+	sub, err := w.cache.get(ctx, it.Population)
 	if err != nil {
 		return nil, err
 	}
-	sub := &neat.Population{Input: pop.Input, NumClasses: pop.NumClasses}
-	for _, i := range it.Indexes {
-		if i >= len(pop.Genomes) {
-			return nil, fmt.Errorf("genome index %d outside the population of %d", i, len(pop.Genomes))
-		}
-		sub.Genomes = append(sub.Genomes, pop.Genomes[i])
+	if len(sub.Genomes) != len(it.Indexes) {
+		return nil, fmt.Errorf("item %s: %d genomes stored for %d indexes", it.ID, len(sub.Genomes), len(it.Indexes))
 	}
 	rs, err := w.o.Scorer.Evaluate(ctx, sub, nil)
 	if err != nil {
