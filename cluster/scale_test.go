@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -76,14 +77,16 @@ func TestScaleSimulation(t *testing.T) {
 	c := f.coordinator(cluster.CoordinatorOptions{Queue: q, ItemGenomes: 50})
 	seen := make([]int, n)
 	start := time.Now()
-	go func() { // kill each victim once it holds an item, at a random moment
-		for k, v := range victims {
+	var killed atomic.Int64
+	for k, v := range victims { // killed once it holds an item, at a random moment
+		go func() {
 			<-v.taken
 			time.Sleep(time.Duration(rand.IntN(100)) * time.Millisecond)
 			conns[k]()
+			killed.Add(1)
 			close(v.release)
-		}
-	}()
+		}()
+	}
 	st, err := c.Score(withTimeout(t, 5*time.Minute), cluster.Job{Pop: f.pop, Digest: neat.ContentDigest(f.pop), Run: "sha256:sim" + strconv.Itoa(n)},
 		func(rs []evaluator.Result) error {
 			if os.Getenv("NEATEVAL_CLUSTER_SIM_TRACE") != "" {
@@ -102,6 +105,6 @@ func TestScaleSimulation(t *testing.T) {
 			t.Errorf("genome %d scored %d times", i, k)
 		}
 	}
-	t.Logf("%d genomes, %d workers (%d killed): %d items, %d redeliveries, %.1fs",
-		n, workers, len(victims), st.Items, st.Redeliveries, time.Since(start).Seconds())
+	t.Logf("%d genomes, %d workers (%d killed mid-item, of %d to kill): %d items, %d redeliveries, %.1fs",
+		n, workers, killed.Load(), len(victims), st.Items, st.Redeliveries, time.Since(start).Seconds())
 }

@@ -95,7 +95,7 @@ func (s *session) run(ctx context.Context) error {
 func (s *session) subscribe(ctx context.Context, tok string) (*channels, error) {
 	c := s.c
 	ch := &channels{results: make(chan jetstream.Msg, 256), adv: make(chan *nats.Msg, 64),
-		notes: make(chan *nats.Msg, 64), beats: make(chan *nats.Msg, 64)}
+		notes: make(chan *nats.Msg, 1024), beats: make(chan *nats.Msg, 1024)}
 	oc, err := c.js.OrderedConsumer(ctx, ResultsStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{ResultsPrefix + tok}})
 	if err != nil {
 		return nil, fmt.Errorf("results consumer: %w", err)
