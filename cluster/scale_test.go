@@ -87,7 +87,7 @@ func TestScaleSimulation(t *testing.T) {
 			close(v.release)
 		}()
 	}
-	st, err := c.Score(withTimeout(t, 5*time.Minute), cluster.Job{Pop: f.pop, Digest: neat.ContentDigest(f.pop), Run: "sha256:sim" + strconv.Itoa(n)},
+	st, err := c.Score(withTimeout(t, 20*time.Minute), cluster.Job{Pop: f.pop, Digest: neat.ContentDigest(f.pop), Run: "sha256:sim" + strconv.Itoa(n)},
 		func(rs []evaluator.Result) error {
 			if os.Getenv("NEATEVAL_CLUSTER_SIM_TRACE") != "" {
 				t.Logf("%.1fs: %d results", time.Since(start).Seconds(), len(rs))
