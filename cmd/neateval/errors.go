@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/neateval/neateval/bench/harness"
+	"github.com/neateval/neateval/cluster"
 	"github.com/neateval/neateval/config"
 	"github.com/neateval/neateval/results"
 	"github.com/neateval/neateval/run"
@@ -74,6 +75,7 @@ func isOutcome(err error) bool {
 func advice(err error) string {
 	var nr *results.NotResumableError
 	var ce *run.CheckpointError
+	var nw *cluster.NoWorkersError
 	switch {
 	case errors.As(err, &nr):
 		return "choose another output.results (--results) or run without --resume to start over"
@@ -83,6 +85,8 @@ func advice(err error) string {
 		return "resume with the same configuration, or remove the folder to start over"
 	case errors.Is(err, context.Canceled):
 		return "run again with --resume to continue"
+	case errors.As(err, &nw):
+		return "start workers (neateval worker --nats URL) and run again with --resume"
 	}
 	return ""
 }
