@@ -29,7 +29,7 @@ func testConfig(genomes int) *config.Config {
 
 // fixture is an in-process broker (no socket) and what a test scores.
 type fixture struct {
-	t   *testing.T
+	t   testing.TB
 	b   *cluster.Broker
 	cfg *config.Config
 	ds  *datasets.Dataset
@@ -38,7 +38,7 @@ type fixture struct {
 
 var nop = zerolog.Nop()
 
-func newFixture(t *testing.T, genomes int) *fixture {
+func newFixture(t testing.TB, genomes int) *fixture {
 	t.Helper()
 	b, err := cluster.StartBroker(cluster.BrokerOptions{Port: -1})
 	if err != nil {
