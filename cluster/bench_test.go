@@ -3,7 +3,9 @@ package cluster_test
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -92,6 +94,9 @@ func BenchmarkWorkersVsLocal(b *testing.B) {
 		}
 		local += time.Since(start)
 		cfg.Cluster.Workers = 2
+		if v := os.Getenv("NEATEVAL_BENCH_ITEM_GENOMES"); v != "" {
+			cfg.Cluster.ItemGenomes, _ = strconv.Atoi(v)
+		}
 		cfg.Output.Results = filepath.Join(dir, "cluster.jsonl")
 		start = time.Now()
 		if _, err := run.Run(context.Background(), run.Spec{Config: cfg, Logger: &nop, Remote: cluster.OpenRemote}); err != nil {

@@ -96,9 +96,12 @@ func (w *Worker) Run(ctx context.Context) error {
 		Str(KeyURL, w.nc.ConnectedUrlRedacted()).Msgf("worker %s started", w.o.Name)
 	go w.heartbeat(ctx)
 	for ctx.Err() == nil {
-		msg, err := cons.Next(jetstream.FetchMaxWait(w.o.FetchWait))
+		fctx, cancel := context.WithTimeout(ctx, w.o.FetchWait)
+		msg, err := cons.Next(jetstream.FetchContext(fctx)) // returns at once when ctx is done
+		cancel()
 		if err != nil {
-			if !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, jetstream.ErrNoMessages) && ctx.Err() == nil {
+			if !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, jetstream.ErrNoMessages) &&
+				!errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 				w.log.Warn().Str(KeyEvent, EventBrokerError).Str(KeyWorker, w.o.Name).Err(err).Msg("pull failed: retrying")
 				sleep(ctx, 200*time.Millisecond)
 			}
