@@ -25,6 +25,7 @@ type Config struct {
 	VRAM       VRAMConfig       `toml:"vram"`
 	Output     OutputConfig     `toml:"output"`
 	Evolve     Evolve           `toml:"evolve"`
+	Cluster    ClusterConfig    `toml:"cluster"`
 }
 
 // PopulationConfig says which genomes are scored.
@@ -149,7 +150,8 @@ func Default() *Config {
 			LogLevel:  "info",
 			Progress:  "auto",
 		},
-		Evolve: defaultEvolve(),
+		Evolve:  defaultEvolve(),
+		Cluster: defaultCluster(),
 	}
 }
 

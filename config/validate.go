@@ -94,6 +94,7 @@ func (c *Config) Validate() error {
 	oneOf("output.progress", o.Progress, "auto", "on", "off")
 
 	c.Evolve.validate(check)
+	c.Cluster.validate(check)
 
 	if len(errs) == 0 {
 		return nil

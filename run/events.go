@@ -80,4 +80,7 @@ const (
 	KeyTestLoss            = "test_loss"
 	KeyBestFile            = "best_file"
 	KeyValSample           = "val_sample"
+	KeyWorkers             = "workers"
+	KeyItems               = "items"
+	KeyRedeliveries        = "redeliveries"
 )

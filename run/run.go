@@ -36,6 +36,10 @@ type Spec struct {
 	Logger *zerolog.Logger
 	// Progress, when set, is told the genomes to score and each one scored.
 	Progress Progress
+	// Remote, when set, opens what scores the genomes instead of a backend
+	// of this process (a cluster's coordinator); the results file, resume
+	// and the summary are the same.
+	Remote OpenRemote
 }
 
 // Progress follows a run: Start once the population and the results
@@ -112,18 +116,27 @@ func score(ctx context.Context, spec Spec, log *zerolog.Logger) (Summary, error)
 	if err != nil {
 		return Summary{}, err
 	}
-	b, err := OpenBackend(cfg, log)
-	if err != nil {
-		return Summary{}, err
+	var b evaluator.Backend
+	var remote Remote
+	if spec.Remote != nil {
+		if remote, err = spec.Remote(cfg, ds, log); err != nil {
+			return Summary{}, err
+		}
+		defer remote.Close()
+	} else {
+		if b, err = OpenBackend(cfg, log); err != nil {
+			return Summary{}, err
+		}
+		defer b.Close()
+		cfg = cfg.WithParallel(b)
+		spec.Config = cfg
 	}
-	defer b.Close()
-	cfg = cfg.WithParallel(b)
-	spec.Config = cfg
-
 	tb, err := openTracker(cfg)
 	if err != nil {
 		return Summary{}, err
 	}
+	defer tb.close()
+
 	header := results.Header{Population: digest, Genomes: len(pop.Genomes), Dataset: ds.Identity(), Fitness: cfg.Eval.Fitness}
 	w, done, err := openResults(cfg.Output.Results, header, spec.Resume, log)
 	if err != nil {
@@ -136,10 +149,15 @@ func score(ctx context.Context, spec Spec, log *zerolog.Logger) (Summary, error)
 	if spec.Progress != nil {
 		spec.Progress.Start(len(pop.Genomes), len(done))
 	}
-	peaks, err := scorePending(ctx, spec, b, ds, pop, done, all, w, tb, log)
+	var rstats RemoteStats
+	pk := &peaks{}
+	if remote != nil {
+		rstats, err = scoreRemote(ctx, spec, remote, header, pop, pendingIndexes(len(pop.Genomes), done), all, w)
+	} else {
+		pk, err = scorePending(ctx, spec, b, ds, pop, done, all, w, tb, log)
+	}
 	if err != nil {
 		w.Close()
-		tb.close()
 		return Summary{}, err
 	}
 	if err := w.Finalize(all); err != nil {
@@ -148,8 +166,11 @@ func score(ctx context.Context, spec Spec, log *zerolog.Logger) (Summary, error)
 	event(log, zerolog.InfoLevel, EventResultsWritten).Str(KeyResults, cfg.Output.Results).
 		Int(KeyGenomes, len(all)).Msgf("results: %s", cfg.Output.Results)
 	s := Summarize(all, done, time.Since(start))
+	if remote != nil {
+		s.Remote = &rstats
+	}
 	s.log(log)
-	if err := errors.Join(tb.run(tfevents.Run{ImagesGenomesPerS: s.Rate(), PeakPredictedBytes: peaks.predicted, PeakAllocatedBytes: peaks.allocated.Load()}), tb.close()); err != nil {
+	if err := errors.Join(tb.run(tfevents.Run{ImagesGenomesPerS: s.Rate(), PeakPredictedBytes: pk.predicted, PeakAllocatedBytes: pk.allocated.Load()}), tb.close()); err != nil {
 		return s, err
 	}
 	if s.Failed > 0 {
@@ -217,6 +238,17 @@ func scorePending(ctx context.Context, spec Spec, b evaluator.Backend, ds *datas
 		pk.predicted = p.PeakPredicted
 	}
 	return pk, err
+}
+
+// pendingIndexes are the indexes of n genomes that done lacks.
+func pendingIndexes(n int, done map[int]results.Result) []int {
+	var out []int
+	for i := range n {
+		if _, ok := done[i]; !ok {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // openResults creates the results file, or on resume reopens it with the

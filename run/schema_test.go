@@ -15,7 +15,7 @@ import (
 
 // loggingPackages are the folders (from the module root) of the packages
 // that log events.
-var loggingPackages = []string{"run", "staging", "evaluator", "vram", "evaluator/cuda", "serve"}
+var loggingPackages = []string{"run", "staging", "evaluator", "vram", "evaluator/cuda", "serve", "cluster"}
 
 // docEvent is a row of docs/log-events.md.
 type docEvent struct {

@@ -21,6 +21,8 @@ type Summary struct {
 	BestFitness  float64
 	BestGenomeID int64 // the first genome (in population order) with BestFitness
 	MeanFitness  float64
+	// Remote is what the cluster did, when the run scored on one.
+	Remote *RemoteStats
 }
 
 // Summarize computes the summary of a run's results (all, in population
@@ -77,6 +79,9 @@ func (s Summary) log(l *zerolog.Logger) {
 		e = e.Float64(KeyBestFitness, s.BestFitness).
 			Int64(KeyBestGenome, s.BestGenomeID).
 			Float64(KeyMeanFitness, s.MeanFitness)
+	}
+	if r := s.Remote; r != nil {
+		e = e.Int(KeyWorkers, r.Workers).Int(KeyItems, r.Items).Int(KeyRedeliveries, r.Redeliveries)
 	}
 	e.Msgf("%d genomes (%d failed), %s images·genomes/s", s.Genomes, s.Failed, SI(s.Rate()))
 }

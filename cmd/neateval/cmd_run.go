@@ -32,6 +32,7 @@ func newRunFlags(o *runOptions) (*flag.FlagSet, *config.Overrides) {
 	ov.Bind("fitness-eval-parallel", "eval.fitness_eval_parallel", "forwards in flight at once, `N` (eval.fitness_eval_parallel)")
 	ov.Bind("results", "output.results", "results `FILE`, JSON Lines (output.results)")
 	bindLogFlags(ov)
+	bindClusterFlags(ov)
 	ov.Bind("progress", "output.progress", "progress bar on stderr, `P`: auto, on or off (output.progress)")
 	return fs, ov
 }
@@ -56,7 +57,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	prog := newProgress(stderr, cfg.Output.Progress)
 	log := run.NewLogger(cfg.Output.LogFormat, cfg.Output.LogLevel, prog.Writer())
-	_, err = run.Run(ctx, run.Spec{Config: cfg, ConfigName: o.ConfigPath, Resume: o.Resume, Logger: &log, Progress: prog})
+	_, err = run.Run(ctx, run.Spec{Config: cfg, ConfigName: o.ConfigPath, Resume: o.Resume, Logger: &log, Progress: prog, Remote: remoteFor(cfg)})
 	prog.Finish()
 	if err != nil && !isOutcome(err) {
 		return fmt.Errorf("run: %w", err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/neateval/neateval/bench/harness"
+	"github.com/neateval/neateval/cluster"
 	"github.com/neateval/neateval/config"
 	"github.com/neateval/neateval/results"
 	"github.com/neateval/neateval/run"
@@ -75,6 +76,7 @@ func isOutcome(err error) bool {
 func advice(err error) string {
 	var nr *results.NotResumableError
 	var ce *run.CheckpointError
+	var nw *cluster.NoWorkersError
 	switch {
 	case errors.As(err, &nr):
 		return "choose another output.results (--results) or run without --resume to start over"
@@ -86,6 +88,8 @@ func advice(err error) string {
 		return "run again with --resume to continue"
 	case errors.Is(err, serve.ErrTokenRequired):
 		return "give one with --token-file FILE or $" + serve.TokenEnv + ", or listen on 127.0.0.1"
+	case errors.As(err, &nw):
+		return "start workers (neateval worker --nats URL) and run again with --resume"
 	}
 	return ""
 }

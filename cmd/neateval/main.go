@@ -38,6 +38,8 @@ var commands = map[string]func(ctx context.Context, args []string, stdout, stder
 	"serve":   cmdServe,
 	"version": cmdVersion,
 	"help":    cmdHelp,
+	"worker":  cmdWorker,
+	"broker":  cmdBroker,
 }
 
 // runMain runs the command named by args[0].
@@ -60,7 +62,7 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return cmd(ctx, args[1:], stdout, stderr)
 }
 
-var commandNames = []string{"run", "plan", "serve", "gen", "evolve", "export", "bench", "plot", "version", "help"}
+var commandNames = []string{"run", "plan", "serve", "gen", "evolve", "export", "bench", "plot", "worker", "broker", "version", "help"}
 
 // report prints err as one line, "neateval: <message>", and returns the
 // exit code for it.

@@ -17,7 +17,7 @@ func TestRunMainDispatch(t *testing.T) {
 		msg    string
 	}{
 		{nil, 2, "", "Commands:", "no command given"},
-		{[]string{"frobnicate"}, 2, "", "", `unknown command "frobnicate" (commands: run, plan, serve, gen, evolve, export, bench, plot, version, help; see neateval help)`},
+		{[]string{"frobnicate"}, 2, "", "", `unknown command "frobnicate" (commands: run, plan, serve, gen, evolve, export, bench, plot, worker, broker, version, help; see neateval help)`},
 		{[]string{"help"}, 0, "Exit codes:", "", ""},
 		{[]string{"--help"}, 0, "Commands:", "", ""},
 		{[]string{"help", "run"}, 0, "-fitness-eval-parallel N", "", ""},

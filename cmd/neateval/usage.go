@@ -20,6 +20,8 @@ Commands:
             against PyTorch and the machine's fp32 ceiling when available
   plot      draw an evolve run's fitness curve, a run's timeline or a
             population's results as a PNG
+  worker    score work items of a cluster, taken from a NATS server
+  broker    run a NATS server with JetStream for a cluster (file store)
   version   print the version, Go version, platform and CPU features
   help      print this text, or a command's flags: neateval help <command>
 ` + exitCodesText

@@ -1,0 +1,79 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/neateval/neateval/config"
+)
+
+// TokenEnv is the environment variable a NATS token may be passed in.
+const TokenEnv = "NEATEVAL_NATS_TOKEN"
+
+// Connect opens a connection to the NATS server at url with the [cluster]
+// credentials and TLS files of c (and the token of $NEATEVAL_NATS_TOKEN).
+// It reconnects for ever: a broker restarted during a run is waited for.
+func Connect(url, name string, c *config.ClusterConfig) (*nats.Conn, error) {
+	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond)}
+	more, err := authOptions(c)
+	if err != nil {
+		return nil, err
+	}
+	nc, err := nats.Connect(url, append(opts, more...)...)
+	if err != nil {
+		return nil, fmt.Errorf("nats %s: %w", redact(url), err)
+	}
+	return nc, nil
+}
+
+// authOptions are nats.go's options for the credentials and TLS files.
+func authOptions(c *config.ClusterConfig) ([]nats.Option, error) {
+	var opts []nats.Option
+	if c.Credentials != "" {
+		opts = append(opts, nats.UserCredentials(c.Credentials))
+	}
+	if c.NKey != "" {
+		o, err := nats.NkeyOptionFromSeed(c.NKey)
+		if err != nil {
+			return nil, fmt.Errorf("cluster.nkey %s: %w", c.NKey, err)
+		}
+		opts = append(opts, o)
+	}
+	tok := os.Getenv(TokenEnv)
+	if c.TokenFile != "" {
+		b, err := os.ReadFile(c.TokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("cluster.token_file: %w", err)
+		}
+		tok = strings.TrimSpace(string(b))
+		if tok == "" {
+			return nil, fmt.Errorf("cluster.token_file %s: %w", c.TokenFile, errors.New("empty"))
+		}
+	}
+	if tok != "" {
+		opts = append(opts, nats.Token(tok))
+	}
+	if c.TLSCA != "" {
+		opts = append(opts, nats.RootCAs(c.TLSCA))
+	}
+	if c.TLSCert != "" {
+		opts = append(opts, nats.ClientCert(c.TLSCert, c.TLSKey))
+	}
+	return opts, nil
+}
+
+// redact is url without the user information it may hold.
+func redact(url string) string {
+	if at := strings.LastIndex(url, "@"); at >= 0 {
+		if s := strings.Index(url, "://"); s >= 0 && s < at {
+			return url[:s+3] + "[REDACTED]" + url[at:]
+		}
+		return "[REDACTED]" + url[at:]
+	}
+	return url
+}

@@ -1,0 +1,150 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/neateval/neateval/evaluator"
+	"github.com/neateval/neateval/neat"
+	"github.com/neateval/neateval/results"
+	"github.com/neateval/neateval/run"
+)
+
+// CoordinatorOptions configure a Coordinator.
+type CoordinatorOptions struct {
+	// Identity is the run's: Dataset and Fitness are required; Version and
+	// Format default to this build's.
+	Identity Identity
+	// Queue sets up the streams and the workers' consumer.
+	Queue Queue
+	// ItemGenomes is the mean genomes per item (default 16); ItemBytes
+	// bounds an item's weights (default 256 MiB).
+	ItemGenomes int
+	ItemBytes   int64
+	// WorkerTimeout: when no worker has been heard from for this long, the
+	// coordinator gives up with a *NoWorkersError (default 30s).
+	WorkerTimeout time.Duration
+	// Logger receives the coordinator's events (nil: none).
+	Logger *zerolog.Logger
+}
+
+// Coordinator scores populations on the workers of a broker: it splits
+// them into items, stores their weights, publishes the items and collects
+// the results. It has the evaluator's Evaluate method, so neat.Evolution
+// runs over a cluster through evaluator.NEATFitness unchanged.
+type Coordinator struct {
+	nc  *nats.Conn
+	js  jetstream.JetStream
+	o   CoordinatorOptions
+	log *zerolog.Logger
+}
+
+var _ evaluator.Scorer = (*Coordinator)(nil)
+
+// NewCoordinator makes a coordinator on a connection.
+func NewCoordinator(nc *nats.Conn, o CoordinatorOptions) (*Coordinator, error) {
+	if o.Identity.Dataset == "" || o.Identity.Fitness == "" {
+		return nil, errors.New("coordinator: the identity needs a data set and a fitness")
+	}
+	if o.Identity.Version == "" {
+		o.Identity.Version = run.Version()
+	}
+	if o.Identity.Format == "" {
+		o.Identity.Format = neat.FormatV1
+	}
+	if o.ItemGenomes <= 0 {
+		o.ItemGenomes = 16
+	}
+	if o.ItemBytes == 0 {
+		o.ItemBytes = 256 << 20
+	}
+	if o.WorkerTimeout <= 0 {
+		o.WorkerTimeout = 30 * time.Second
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("coordinator: %w", err)
+	}
+	log := o.Logger
+	if log == nil {
+		nop := zerolog.Nop()
+		log = &nop
+	}
+	return &Coordinator{nc: nc, js: js, o: o, log: log}, nil
+}
+
+// Job is a population to score on the cluster.
+type Job struct {
+	Pop    *neat.Population
+	Digest string // the population's digest
+	// Run is the run id (results.Header.RunID): results already on the
+	// broker for it are taken, not scored again.
+	Run string
+	// Pending are the indexes to score (nil: every genome).
+	Pending []int
+}
+
+// Stats are what a Score did, for the run summary.
+type Stats struct {
+	Workers      int // workers whose results were taken
+	Items        int // items published
+	Redeliveries int // deliveries beyond the first, of the items finished
+	Recovered    int // results found on the broker from an earlier coordinator
+	// WeightBytes is the population files stored for the items.
+	WeightBytes int64
+}
+
+// NoWorkersError is the coordinator's giving up when no worker was heard
+// from for a while.
+type NoWorkersError struct {
+	Waited  time.Duration
+	Pending int
+}
+
+func (e *NoWorkersError) Error() string {
+	return fmt.Sprintf("no worker heard from in %s: %d genomes not scored", e.Waited.Round(time.Second), e.Pending)
+}
+
+// Evaluate scores every genome of pop on the cluster and returns one
+// result per genome in population order, as evaluator.Evaluator.Evaluate.
+func (c *Coordinator) Evaluate(ctx context.Context, pop *neat.Population, onChunk func([]evaluator.Result) error) ([]evaluator.Result, error) {
+	digest := neat.ContentDigest(pop)
+	h := results.Header{Population: digest, Genomes: len(pop.Genomes), Dataset: c.o.Identity.Dataset, Fitness: c.o.Identity.Fitness}
+	out := make([]evaluator.Result, len(pop.Genomes))
+	for i, g := range pop.Genomes {
+		nan := math.NaN()
+		out[i] = evaluator.Result{Index: i, GenomeID: g.ID, Fitness: nan, Accuracy: nan, Loss: nan, Err: evaluator.ErrNotEvaluated}
+	}
+	_, err := c.Score(ctx, Job{Pop: pop, Digest: digest, Run: h.RunID()}, func(rs []evaluator.Result) error {
+		for _, r := range rs {
+			out[r.Index] = r
+		}
+		if onChunk != nil {
+			return onChunk(rs)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// EvaluatorResult is a results-file line as an evaluator result.
+func EvaluatorResult(r results.Result) evaluator.Result {
+	nan := math.NaN()
+	out := evaluator.Result{Index: r.Index, GenomeID: r.GenomeID, Fitness: nan, Accuracy: nan, Loss: nan,
+		Images: r.Images, Params: r.Params, FLOPs: r.FLOPs, Seconds: r.Seconds}
+	if r.Error != nil {
+		out.Err = errors.New(*r.Error)
+		return out
+	}
+	if r.Fitness != nil && r.Accuracy != nil && r.Loss != nil {
+		out.Fitness, out.Accuracy, out.Loss = *r.Fitness, *r.Accuracy, *r.Loss
+	}
+	return out
+}

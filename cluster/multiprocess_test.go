@@ -1,0 +1,129 @@
+package cluster_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/neateval/neateval/run"
+)
+
+// The cluster as users run it: `neateval broker` on 127.0.0.1, three
+// `neateval worker` processes and `neateval run --nats`; one worker is
+// SIGKILLed once it holds an item. The results file equals a
+// single-process run's, field by field but the seconds.
+func TestMultiProcessKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds neateval and runs five processes: -short skips it")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "neateval")
+	build := exec.Command("go", "build", "-o", bin, "../cmd/neateval")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	port := freePort(t)
+	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
+	broker := start(t, bin, "broker", "--port", fmt.Sprint(port), "--store", filepath.Join(dir, "store"))
+	waitListening(t, port)
+	common := []string{"--dataset-kind", "synthetic", "--log-format", "json", "--threads", "1"}
+	cfgPath := filepath.Join(dir, "c.toml")
+	os.WriteFile(cfgPath, []byte("[cluster]\nack_wait_seconds = 2\nitem_genomes = 2\n\n[population]\ngenerate_size = 16\n\n[dataset]\nsynthetic_size = 500\n"), 0o644)
+	var victim *exec.Cmd
+	taken := make(chan struct{}, 1)
+	for k := range 3 {
+		args := append([]string{"worker", "--nats", url, "--config", cfgPath, "--name", fmt.Sprintf("w%d", k)}, common...)
+		w := exec.Command(bin, args...)
+		stderr, _ := w.StderrPipe()
+		if err := w.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { w.Process.Kill(); w.Wait() })
+		if k == 0 {
+			victim = w
+			go watchFor(stderr, `"event":"item_taken"`, taken)
+		} else {
+			go io.Copy(io.Discard, stderr)
+		}
+	}
+	go func() { <-taken; victim.Process.Signal(syscall.SIGKILL) }()
+	out := filepath.Join(dir, "cluster.jsonl")
+	coord := exec.Command(bin, "run", "--nats", url, "--config", cfgPath, "--results", out, "--progress", "off", "--log-format", "json",
+		"--dataset-kind", "synthetic")
+	log, err := coord.CombinedOutput()
+	if err != nil {
+		t.Fatalf("neateval run --nats: %v\n%s", err, log)
+	}
+	if strings.Contains(string(log), `"redeliveries":0`) || !strings.Contains(string(log), `"redeliveries":`) {
+		t.Errorf("the killed worker's item was not redelivered:\n%s", log)
+	}
+	broker.Process.Signal(syscall.SIGTERM)
+
+	cfg := testConfig(16)
+	cfg.Dataset.SyntheticSize = 500
+	cfg.Output.Results = filepath.Join(dir, "local.jsonl")
+	if _, err := run.Run(context.Background(), run.Spec{Config: cfg, Logger: &nop}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := withoutSeconds(t, out), withoutSeconds(t, cfg.Output.Results); got != want {
+		t.Errorf("results differ:\n%s\nwant\n%s", got, want)
+	}
+	if victim.ProcessState == nil {
+		victim.Wait()
+	}
+	if ws, ok := victim.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
+		t.Errorf("the victim was not killed: %v", victim.ProcessState)
+	}
+}
+
+func start(t *testing.T, bin string, args ...string) *exec.Cmd {
+	t.Helper()
+	c := exec.Command(bin, args...)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+	return c
+}
+
+func freePort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func waitListening(t *testing.T, port int) {
+	for range 100 {
+		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+			c.Close()
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatal("the broker did not listen in 10s")
+}
+
+// watchFor signals found once a line of r contains s, and drains r.
+func watchFor(r io.Reader, s string, found chan<- struct{}) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), s) {
+			select {
+			case found <- struct{}{}:
+			default:
+			}
+		}
+	}
+}

@@ -1,0 +1,147 @@
+package cluster
+
+import (
+	"context"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/rs/zerolog"
+
+	"github.com/neateval/neateval/config"
+	"github.com/neateval/neateval/datasets"
+	"github.com/neateval/neateval/evaluator"
+	"github.com/neateval/neateval/neat"
+	"github.com/neateval/neateval/results"
+	"github.com/neateval/neateval/run"
+)
+
+// Session is a run's cluster: a connection to the broker and a coordinator
+// on it; with [cluster] workers and no nats_url, also an in-process broker
+// and the local workers. It is the run.Remote of `neateval run --nats` and
+// `--workers`.
+type Session struct {
+	*Coordinator
+	nc      *nats.Conn
+	broker  *Broker
+	stop    context.CancelFunc
+	wg      sync.WaitGroup
+	closers []func()
+}
+
+var _ run.Remote = (*Session)(nil)
+
+// Open starts the cluster cfg's [cluster] table describes for scoring on
+// data set ds (its identity is the items'); Close ends it.
+func Open(cfg *config.Config, ds *datasets.Dataset, log *zerolog.Logger) (*Session, error) {
+	s := &Session{}
+	cc := &cfg.Cluster
+	var err error
+	if cc.NATSURL != "" {
+		s.nc, err = Connect(cc.NATSURL, "neateval coordinator", cc)
+	} else {
+		s.broker, err = StartBroker(BrokerOptions{Port: -1})
+		if err == nil {
+			s.nc, err = s.broker.Connect("neateval coordinator")
+		}
+	}
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	q := QueueOf(cc, s.broker != nil)
+	s.Coordinator, err = NewCoordinator(s.nc, CoordinatorOptions{
+		Identity: IdentityOf(cfg, ds), Queue: q, ItemGenomes: cc.ItemGenomes, ItemBytes: int64(cc.ItemBytes),
+		WorkerTimeout: seconds(cc.WorkerTimeoutSeconds), Logger: log,
+	})
+	if err == nil && s.broker != nil {
+		err = s.startLocal(cfg, ds, q, log)
+	}
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// QueueOf is the queue settings of [cluster]; memory for an in-process
+// broker.
+func QueueOf(cc *config.ClusterConfig, memory bool) Queue {
+	return Queue{AckWait: seconds(cc.AckWaitSeconds), MaxDeliver: cc.MaxDeliver, Memory: memory}
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// startLocal starts cfg.Cluster.Workers workers on the in-process broker,
+// each with eval.threads / workers CPU threads.
+func (s *Session) startLocal(cfg *config.Config, ds *datasets.Dataset, q Queue, log *zerolog.Logger) error {
+	n := cfg.Cluster.Workers
+	wc := *cfg
+	total := cfg.Eval.Threads
+	if total == 0 {
+		total = runtime.NumCPU()
+	}
+	wc.Eval.Threads = max(1, total/n)
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stop = cancel
+	for k := range n {
+		ev, closeEv, err := NewEvaluator(&wc, ds, log)
+		if err != nil {
+			return err
+		}
+		s.closers = append(s.closers, closeEv)
+		nc, err := s.broker.Connect("neateval worker " + strconv.Itoa(k))
+		if err != nil {
+			return err
+		}
+		s.closers = append(s.closers, nc.Close)
+		w, err := NewWorker(nc, WorkerOptions{Name: "local-" + strconv.Itoa(k), Identity: IdentityOf(cfg, ds), Scorer: ev, Queue: q, Logger: log})
+		if err != nil {
+			return err
+		}
+		s.wg.Add(1)
+		go func() { defer s.wg.Done(); w.Run(ctx) }()
+	}
+	return nil
+}
+
+// ScoreRun is run.Remote's method: Score on the run's header.
+func (s *Session) ScoreRun(ctx context.Context, h results.Header, pop *neat.Population, pending []int,
+	onChunk func([]evaluator.Result) error) (run.RemoteStats, error) {
+	if pending == nil {
+		pending = []int{}
+	}
+	st, err := s.Score(ctx, Job{Pop: pop, Digest: h.Population, Run: h.RunID(), Pending: pending}, onChunk)
+	return run.RemoteStats{Workers: st.Workers, Items: st.Items, Redeliveries: st.Redeliveries}, err
+}
+
+// Close stops the local workers and the broker, and closes the connection.
+func (s *Session) Close() error {
+	if s.stop != nil {
+		s.stop()
+		s.wg.Wait()
+	}
+	for _, c := range s.closers {
+		c()
+	}
+	if s.nc != nil {
+		s.nc.Drain()
+		s.nc.Close()
+	}
+	if s.broker != nil {
+		s.broker.Shutdown()
+	}
+	return nil
+}
+
+// OpenRemote is Open as a run.OpenRemote: set run.Spec.Remote to it to
+// score a run on the cluster [cluster] describes.
+func OpenRemote(cfg *config.Config, ds *datasets.Dataset, log *zerolog.Logger) (run.Remote, error) {
+	s, err := Open(cfg, ds, log)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}

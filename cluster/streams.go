@@ -1,0 +1,80 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Queue is how items are handed out: what the shared consumer of every
+// worker is made with.
+type Queue struct {
+	// AckWait is how long an item may go without an ack or a progress
+	// signal before the broker hands it to another worker (default 30s;
+	// workers signal progress every AckWait/3).
+	AckWait time.Duration
+	// MaxDeliver is how many times an item is handed out before its genomes
+	// get error results (default 5).
+	MaxDeliver int
+	// Memory keeps the streams in memory instead of the broker's file
+	// store (they do not survive a broker restart).
+	Memory bool
+}
+
+func (q *Queue) defaults() {
+	if q.AckWait <= 0 {
+		q.AckWait = 30 * time.Second
+	}
+	if q.MaxDeliver <= 0 {
+		q.MaxDeliver = 5
+	}
+}
+
+// resultsMaxAge is how long delivered results stay on the broker for a
+// coordinator to resume from.
+const resultsMaxAge = 24 * time.Hour
+
+// setup creates (or finds) the streams, the workers' consumer and the
+// weights bucket.
+func setup(ctx context.Context, js jetstream.JetStream, q Queue) (jetstream.Consumer, jetstream.ObjectStore, error) {
+	q.defaults()
+	storage := jetstream.FileStorage
+	if q.Memory {
+		storage = jetstream.MemoryStorage
+	}
+	_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name: ItemsStream, Subjects: []string{ItemsPrefix + ">"},
+		Retention: jetstream.WorkQueuePolicy, Storage: storage, Duplicates: 2 * time.Minute,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("stream %s: %w", ItemsStream, err)
+	}
+	_, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name: ResultsStream, Subjects: []string{ResultsPrefix + ">"},
+		Retention: jetstream.LimitsPolicy, Storage: storage, MaxAge: resultsMaxAge, Duplicates: 2 * time.Minute,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("stream %s: %w", ResultsStream, err)
+	}
+	cons, err := js.CreateOrUpdateConsumer(ctx, ItemsStream, jetstream.ConsumerConfig{
+		Durable: WorkersName, AckPolicy: jetstream.AckExplicitPolicy,
+		AckWait: q.AckWait, MaxDeliver: q.MaxDeliver, MaxAckPending: -1,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("consumer %s: %w", WorkersName, err)
+	}
+	obs, err := js.ObjectStore(ctx, WeightsBucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		obs, err = js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: WeightsBucket, Storage: storage, TTL: resultsMaxAge})
+		if errors.Is(err, jetstream.ErrBucketExists) {
+			obs, err = js.ObjectStore(ctx, WeightsBucket)
+		}
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("object store %s: %w", WeightsBucket, err)
+	}
+	return cons, obs, nil
+}
