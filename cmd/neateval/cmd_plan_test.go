@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/neateval/neateval/run"
@@ -317,3 +318,16 @@ progress = "off"
 		t.Errorf("%d chunks, prefetch %v: want a staged run of several chunks with prefetch", r.Chunks, r.Prefetch)
 	}
 }
+
+// syncBuffer is a bytes.Buffer safe for the bar's ticker.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }

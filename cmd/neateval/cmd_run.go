@@ -55,7 +55,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	prog := newProgress(stderr, cfg.Output.Progress)
+	prog := run.NewProgressBar(stderr, cfg.Output.Progress)
 	log := run.NewLogger(cfg.Output.LogFormat, cfg.Output.LogLevel, prog.Writer())
 	_, err = run.Run(ctx, run.Spec{Config: cfg, ConfigName: o.ConfigPath, Resume: o.Resume, Logger: &log, Progress: prog, Remote: remoteFor(cfg)})
 	prog.Finish()

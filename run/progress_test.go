@@ -1,4 +1,4 @@
-package main
+package run
 
 import (
 	"bytes"
@@ -6,8 +6,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/neateval/neateval/run"
 )
 
 // fakeClock is a settable clock for the bar's rate and ETA.
@@ -38,7 +36,7 @@ func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return 
 
 func TestProgressLine(t *testing.T) {
 	clk := &fakeClock{t: time.Unix(1000, 0)}
-	p := newProgress(&syncBuffer{}, "off")
+	p := NewProgressBar(&syncBuffer{}, "off")
 	p.now = clk.now
 	p.Start(64, 0)
 	if got := p.line(0); got != " 0/64 genomes [....................]   0.0%  -- img·genomes/s  ETA --" {
@@ -65,7 +63,7 @@ func TestProgressLine(t *testing.T) {
 func TestProgressDisabledWritesNothing(t *testing.T) {
 	var buf syncBuffer
 	for _, mode := range []string{"off", "auto"} { // a buffer is not a terminal
-		p := newProgress(&buf, mode)
+		p := NewProgressBar(&buf, mode)
 		p.Start(10, 0)
 		p.Add(10, 100)
 		p.Writer().Write([]byte("log line\n"))
@@ -82,7 +80,7 @@ func TestProgressDisabledWritesNothing(t *testing.T) {
 func TestProgressLogLinesClearTheBar(t *testing.T) {
 	var buf syncBuffer
 	clk := &fakeClock{t: time.Unix(1000, 0)}
-	p := newProgress(&buf, "on")
+	p := NewProgressBar(&buf, "on")
 	p.now = clk.now
 	p.Start(2, 0)
 	p.Writer().Write([]byte("a log line\n"))
@@ -110,7 +108,7 @@ func TestProgressLogLinesClearTheBar(t *testing.T) {
 
 func TestProgressConcurrentAdd(t *testing.T) {
 	var buf syncBuffer
-	p := newProgress(&buf, "on")
+	p := NewProgressBar(&buf, "on")
 	p.Start(800, 0)
 	var wg sync.WaitGroup
 	for g := 0; g < 8; g++ {
@@ -146,8 +144,8 @@ func TestClockAndSI(t *testing.T) {
 		}
 	}
 	for x, want := range map[float64]string{0: "0", 999: "999", 1234: "1.23k", 2.5e6: "2.5M", 7.77e9: "7.77G"} {
-		if got := run.SI(x); got != want {
-			t.Errorf("run.SI(%v) = %q, want %q", x, got, want)
+		if got := SI(x); got != want {
+			t.Errorf("SI(%v) = %q, want %q", x, got, want)
 		}
 	}
 }

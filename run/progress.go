@@ -1,4 +1,4 @@
-package main
+package run
 
 import (
 	"fmt"
@@ -6,23 +6,21 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/neateval/neateval/run"
 )
 
-// progress is the progress bar of a run: one line on stderr, redrawn in
-// place with \r, showing genomes done of the total, the throughput in
+// ProgressBar is a Progress drawn on a terminal: one line on stderr,
+// redrawn in place with \r, showing genomes done of the total, the throughput in
 // images·genomes per second and the time left:
 //
 //	12/64 genomes [####................]  18.8%  1.23M img·genomes/s  ETA 0:42
 //
-// It draws only when enabled (progress = "on", or "auto" and stderr is a
-// terminal); otherwise every method is a cheap no-op apart from counting.
+// It draws only when enabled (mode "on", or "auto" and stderr is a
+// terminal: output.progress); otherwise every method is a cheap no-op apart from counting.
 // Lines are redrawn at most every redrawEvery, from Add and from a ticker.
 // Log lines must go through Writer, which clears the bar before a line and
 // redraws it after, so logs and the bar never share a line. All methods are
 // safe for concurrent use.
-type progress struct {
+type ProgressBar struct {
 	mu       sync.Mutex
 	w        io.Writer
 	enabled  bool
@@ -42,19 +40,19 @@ type progress struct {
 // redrawEvery is the shortest time between two redraws.
 const redrawEvery = 100 * time.Millisecond
 
-// newProgress returns the bar for mode "auto" (draw when w is a terminal),
+// NewProgressBar returns the bar for mode "auto" (draw when w is a terminal),
 // "on" (always draw) or "off" (never).
-func newProgress(w io.Writer, mode string) *progress {
-	return &progress{
+func NewProgressBar(w io.Writer, mode string) *ProgressBar {
+	return &ProgressBar{
 		w:       w,
-		enabled: mode == "on" || (mode == "auto" && run.IsTerminal(w)),
+		enabled: mode == "on" || (mode == "auto" && IsTerminal(w)),
 		now:     time.Now,
 	}
 }
 
 // Start begins a run of total genomes of which done already have results
 // (a resumed run).
-func (p *progress) Start(total, done int) {
+func (p *ProgressBar) Start(total, done int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.total, p.done, p.resumed, p.images = total, done, done, 0
@@ -69,7 +67,7 @@ func (p *progress) Start(total, done int) {
 	go p.tick(p.stop)
 }
 
-func (p *progress) tick(stop chan struct{}) {
+func (p *ProgressBar) tick(stop chan struct{}) {
 	defer p.ticker.Done()
 	t := time.NewTicker(4 * redrawEvery)
 	defer t.Stop()
@@ -88,7 +86,7 @@ func (p *progress) tick(stop chan struct{}) {
 }
 
 // Add counts genomes newly scored and the images they saw in total.
-func (p *progress) Add(genomes int, images int64) {
+func (p *ProgressBar) Add(genomes int, images int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.done += genomes
@@ -99,14 +97,14 @@ func (p *progress) Add(genomes int, images int64) {
 }
 
 // Done returns the genomes counted so far (resumed ones included).
-func (p *progress) Done() int {
+func (p *ProgressBar) Done() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.done
 }
 
 // Finish stops the bar and clears its line. It may be called more than once.
-func (p *progress) Finish() {
+func (p *ProgressBar) Finish() {
 	p.mu.Lock()
 	stop := p.stop
 	p.stop = nil
@@ -122,14 +120,14 @@ func (p *progress) Finish() {
 // Writer returns the writer logs must use while the bar may be drawn: every
 // write clears the bar's line first and redraws the bar after. When the bar
 // is disabled it is the underlying writer itself.
-func (p *progress) Writer() io.Writer {
+func (p *ProgressBar) Writer() io.Writer {
 	if !p.enabled {
 		return p.w
 	}
 	return progressLogWriter{p}
 }
 
-type progressLogWriter struct{ p *progress }
+type progressLogWriter struct{ p *ProgressBar }
 
 func (lw progressLogWriter) Write(b []byte) (int, error) {
 	p := lw.p
@@ -151,14 +149,14 @@ func (lw progressLogWriter) Fd() uintptr {
 	return ^uintptr(0)
 }
 
-func (p *progress) clearLocked() {
+func (p *ProgressBar) clearLocked() {
 	if p.onScreen {
 		io.WriteString(p.w, "\r\x1b[K")
 		p.onScreen = false
 	}
 }
 
-func (p *progress) drawLocked() {
+func (p *ProgressBar) drawLocked() {
 	now := p.now()
 	p.lastDraw = now
 	io.WriteString(p.w, "\r\x1b[K"+p.line(now.Sub(p.start)))
@@ -166,7 +164,7 @@ func (p *progress) drawLocked() {
 }
 
 // line renders the bar after elapsed time.
-func (p *progress) line(elapsed time.Duration) string {
+func (p *ProgressBar) line(elapsed time.Duration) string {
 	const width = 20
 	frac := 1.0
 	if p.total > 0 {
@@ -177,7 +175,7 @@ func (p *progress) line(elapsed time.Duration) string {
 	bar := strings.Repeat("#", fill) + strings.Repeat(".", width-fill)
 	rate, eta := "--", "--"
 	if secs := elapsed.Seconds(); secs > 0 && p.images > 0 {
-		rate = run.SI(float64(p.images) / secs)
+		rate = SI(float64(p.images) / secs)
 	}
 	if scored := p.done - p.resumed; scored > 0 && p.done < p.total {
 		left := time.Duration(float64(elapsed) / float64(scored) * float64(p.total-p.done))
