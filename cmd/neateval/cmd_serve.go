@@ -7,7 +7,10 @@ import (
 	"os"
 	"strings"
 
+	"github.com/neateval/neateval/cluster"
 	"github.com/neateval/neateval/config"
+	"github.com/neateval/neateval/datasets"
+	"github.com/neateval/neateval/evaluator"
 	"github.com/neateval/neateval/run"
 	"github.com/neateval/neateval/serve"
 )
@@ -45,6 +48,7 @@ func newServeFlags(o *serveOptions) (*flag.FlagSet, *config.Overrides) {
 	ov.Bind("backend", "eval.backend", "`B`: cpu, cuda or auto (eval.backend)")
 	ov.Bind("eval-batch-size", "eval.eval_batch_size", "images per forward slice, `N` (eval.eval_batch_size)")
 	ov.Bind("fitness-eval-parallel", "eval.fitness_eval_parallel", "forwards in flight at once, `N` (eval.fitness_eval_parallel)")
+	bindClusterFlags(ov)
 	bindLogFlags(ov)
 	return fs, ov
 }
@@ -70,6 +74,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	o.Opts.MaxBody, o.Opts.AllowDirs = int64(o.MaxBody), o.AllowDirs
 	log := run.NewLogger(cfg.Output.LogFormat, cfg.Output.LogLevel, stderr)
 	o.Opts.Logger = &log
+	if cfg.Cluster.Clustered() { // the service fronts a cluster: the same API
+		o.Opts.NewScorer = func(ds *datasets.Dataset) (evaluator.Scorer, error) { return cluster.Open(cfg, ds, &log) }
+	}
 	s, err := serve.New(cfg, o.Opts)
 	if err != nil {
 		return err
