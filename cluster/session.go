@@ -34,8 +34,13 @@ type Session struct {
 var _ run.Remote = (*Session)(nil)
 
 // Open starts the cluster cfg's [cluster] table describes for scoring on
-// data set ds (its identity is the items'); Close ends it.
+// data set ds (its identity is the items'); Close ends it. log receives the
+// cluster's events (nil: none).
 func Open(cfg *config.Config, ds *datasets.Dataset, log *zerolog.Logger) (*Session, error) {
+	if log == nil {
+		nop := zerolog.Nop()
+		log = &nop
+	}
 	s := &Session{}
 	cc := &cfg.Cluster
 	var err error
