@@ -2,10 +2,16 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"io"
 )
 
-// cmdHelp prints the overview, or a command's usage and flags.
+// help is a command too; it is added here because it reads the table.
+func init() { commands["help"] = cmdHelp }
+
+// cmdHelp prints the overview, or a command's usage and flags: what the
+// command itself prints for -h.
 func cmdHelp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		io.WriteString(stdout, usageText)
@@ -14,33 +20,16 @@ func cmdHelp(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if len(args) > 1 {
 		return usagef("help: one command at a time")
 	}
-	switch args[0] {
-	case "run":
-		fs, _ := newRunFlags(&runOptions{})
-		printUsage(stdout, fs, runUsage)
-	case "plan":
-		fs, _ := newPlanFlags(&planOptions{})
-		printUsage(stdout, fs, planUsage)
-	case "serve":
-		fs, _ := newServeFlags(&serveOptions{})
-		printUsage(stdout, fs, serveUsage)
-	case "gen":
-		printUsage(stdout, newGenFlags(&genOptions{}), genUsage)
-	case "evolve":
-		fs, _ := newEvolveFlags(&evolveOptions{})
-		printUsage(stdout, fs, evolveUsage)
-	case "bench":
-		printUsage(stdout, newBenchFlags(&benchFlags{}), benchUsage)
-	case "export":
-		printUsage(stdout, newExportFlags(&exportOptions{}), exportUsage)
-	case "plot":
-		printUsage(stdout, newPlotFlags(&plotOptions{}), plotUsage)
-	case "version":
-		printUsage(stdout, newVersionFlags(), versionUsage)
-	case "help":
+	if args[0] == "help" {
 		io.WriteString(stdout, helpUsage)
-	default:
+		return nil
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
 		return usagef("help: unknown command %q", args[0])
+	}
+	if err := cmd(ctx, []string{"-h"}, stdout, stderr); !errors.Is(err, flag.ErrHelp) {
+		return err
 	}
 	return nil
 }

@@ -37,7 +37,6 @@ var commands = map[string]func(ctx context.Context, args []string, stdout, stder
 	"plot":    cmdPlot,
 	"serve":   cmdServe,
 	"version": cmdVersion,
-	"help":    cmdHelp,
 	"worker":  cmdWorker,
 	"broker":  cmdBroker,
 }
