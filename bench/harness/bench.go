@@ -16,6 +16,7 @@ import (
 	"github.com/neateval/neateval/datasets"
 	"github.com/neateval/neateval/evaluator"
 	"github.com/neateval/neateval/neat"
+	"github.com/neateval/neateval/ortrun"
 	"github.com/neateval/neateval/run"
 	"github.com/neateval/neateval/vram"
 )
@@ -179,7 +180,7 @@ func Run(ctx context.Context, o Options, stderr io.Writer) (*Report, error) {
 	ort := newBenchORT(ctx, o.ORT, o.BenchDir, threads, o.Batch, tmp, stderr)
 	rep.ORTNote = ort.note
 	if ext.torch || ort.on() {
-		if err := writeIDX(tmp, ds); err != nil {
+		if err := ortrun.WriteIDX(tmp, ds); err != nil {
 			return nil, fmt.Errorf("bench: writing the images for PyTorch: %w", err)
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/neateval/neateval/config"
-	"github.com/neateval/neateval/datasets"
 	"github.com/neateval/neateval/neat"
 )
 
@@ -99,42 +98,6 @@ func TestCrossCheck(t *testing.T) {
 		c := crossCheck(base, tt.pt)
 		if c.OK != tt.ok || c.Agree != tt.agree {
 			t.Errorf("%s: ok %v, %d agree (%v); want %v, %d", tt.name, c.OK, c.Agree, c.Problems, tt.ok, tt.agree)
-		}
-	}
-}
-
-// TestWriteIDX writes a set as IDX files and reads it back through the
-// datasets package: the same images and labels.
-func TestWriteIDX(t *testing.T) {
-	for _, ch := range []int{1, 3} {
-		ds := datasets.Synthetic(17, ch, 9, 7, 10, 5)
-		dir := t.TempDir()
-		if err := writeIDX(dir, ds); err != nil {
-			t.Fatal(err)
-		}
-		if ch == 3 {
-			// The datasets package reads IDX images of one channel only;
-			// check the 4-D header torch_ref.py reads instead.
-			b, err := os.ReadFile(filepath.Join(dir, "t10k-images-idx3-ubyte"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if b[3] != 4 || len(b) != 4+16+17*3*9*7 {
-				t.Errorf("3 channels: %d dims, %d bytes", b[3], len(b))
-			}
-			continue
-		}
-		back, err := datasets.Open(datasets.Spec{Kind: "idx", Path: dir, Images: "t10k-images-idx3-ubyte", Labels: "t10k-labels-idx1-ubyte"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if back.N != ds.N || !bytes.Equal(back.Labels, ds.Labels) {
-			t.Fatalf("read back %d images, labels %v; want %d, %v", back.N, back.Labels, ds.N, ds.Labels)
-		}
-		for i, v := range ds.Images {
-			if back.Images[i] != v {
-				t.Fatalf("pixel %d: %v, want %v", i, back.Images[i], v)
-			}
 		}
 	}
 }

@@ -4,19 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	"github.com/neateval/neateval/datasets"
 )
 
 // benchExternal runs the two programs `neateval bench` compares against:
@@ -206,36 +202,6 @@ func (e *benchExternal) runTorch(ctx context.Context, popPath string) (*EngineRe
 	}
 	r.ImagesGenomesPS = float64(r.ImagesGenomes) / r.Seconds
 	return r, nil
-}
-
-// writeIDX writes the images and labels of ds into dir as the MNIST test
-// files (t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte), so that
-// torch_ref.py reads exactly the images neateval scores. Pixels go back to
-// bytes as round(x·255): exact for images stored as x/255.
-func writeIDX(dir string, ds *datasets.Dataset) error {
-	if ds.Mean != nil || ds.Std != nil {
-		return fmt.Errorf("%s is normalised; torch_ref.py reads plain x/255 images", ds.Name)
-	}
-	var img bytes.Buffer
-	dims := []uint32{uint32(ds.N), uint32(ds.Channels), uint32(ds.Height), uint32(ds.Width)}
-	if ds.Channels == 1 {
-		dims = []uint32{uint32(ds.N), uint32(ds.Height), uint32(ds.Width)}
-	}
-	img.Write([]byte{0, 0, 8, byte(len(dims))})
-	for _, d := range dims {
-		binary.Write(&img, binary.BigEndian, d)
-	}
-	for _, v := range ds.Images {
-		img.WriteByte(byte(math.Round(float64(min(max(v, 0), 1)) * 255)))
-	}
-	var lab bytes.Buffer
-	lab.Write([]byte{0, 0, 8, 1})
-	binary.Write(&lab, binary.BigEndian, uint32(ds.N))
-	lab.Write(ds.Labels)
-	if err := os.WriteFile(filepath.Join(dir, "t10k-images-idx3-ubyte"), img.Bytes(), 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "t10k-labels-idx1-ubyte"), lab.Bytes(), 0o644)
 }
 
 // lastLine is the last non-empty line of out, or err's text when there is
