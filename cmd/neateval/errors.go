@@ -77,6 +77,8 @@ func advice(err error) string {
 	var nr *results.NotResumableError
 	var ce *run.CheckpointError
 	var nw *cluster.NoWorkersError
+	var ie *run.InterruptedError
+	var ei *run.EvolveInterruptedError
 	switch {
 	case errors.As(err, &nr):
 		return "choose another output.results (--results) or run without --resume to start over"
@@ -84,7 +86,7 @@ func advice(err error) string {
 		return "pass --resume to continue it, or remove the folder to start over"
 	case errors.As(err, &ce):
 		return "resume with the same configuration, or remove the folder to start over"
-	case errors.Is(err, context.Canceled):
+	case errors.As(err, &ie), errors.As(err, &ei):
 		return "run again with --resume to continue"
 	case errors.Is(err, serve.ErrTokenRequired):
 		return "give one with --token-file FILE or $" + serve.TokenEnv + ", or listen on 127.0.0.1"
