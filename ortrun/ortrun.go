@@ -63,7 +63,7 @@ func Find(ctx context.Context, benchDir string) (*Runner, error) {
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return nil, fmt.Errorf("%w: node cannot load onnxruntime-node from %s (run scripts/ort-deps.sh, or set %s): %s",
-			ErrUnavailable, np, EnvNodePath, lastLine(out, err))
+			ErrUnavailable, np, EnvNodePath, LastLine(out, err))
 	}
 	r.Version = strings.TrimSpace(string(out))
 	return r, nil
@@ -146,11 +146,11 @@ func (r *Runner) Run(ctx context.Context, modelDir, dataDir string, o Options) (
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("ort_ref.js: %s", lastLine(stderr.Bytes(), err))
+		return nil, fmt.Errorf("ort_ref.js: %s", LastLine(stderr.Bytes(), err))
 	}
 	var sum Summary
-	if err := json.Unmarshal(lastLine(out, nil), &sum); err != nil {
-		return nil, fmt.Errorf("ort_ref.js printed %q: %w", lastLine(out, nil), err)
+	if err := json.Unmarshal(LastLine(out, nil), &sum); err != nil {
+		return nil, fmt.Errorf("ort_ref.js printed %q: %w", LastLine(out, nil), err)
 	}
 	gs, err := readResults(res.Name())
 	if err != nil {
@@ -178,9 +178,9 @@ func readResults(path string) ([]Genome, error) {
 	return gs, sc.Err()
 }
 
-// lastLine is the last non-empty line of out, or err's text when there is
+// LastLine is the last non-empty line of a peer script's output, or err's text when there is
 // none.
-func lastLine(out []byte, err error) []byte {
+func LastLine(out []byte, err error) []byte {
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	if l := strings.TrimSpace(lines[len(lines)-1]); l != "" {
 		return []byte(l)

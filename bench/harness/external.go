@@ -12,7 +12,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
+
+	"github.com/neateval/neateval/ortrun"
 )
 
 // benchExternal runs the two programs `neateval bench` compares against:
@@ -54,7 +55,7 @@ func newBenchExternal(ctx context.Context, o Options, threads int, dir string, s
 	default:
 		out, err := exec.CommandContext(ctx, e.python, "-c", "import numpy, torch; print(torch.__version__)").CombinedOutput()
 		if err != nil {
-			e.torchNote = fmt.Sprintf("PyTorch not installed (%s -c 'import torch': %s)", e.python, lastLine(out, err))
+			e.torchNote = fmt.Sprintf("PyTorch not installed (%s -c 'import torch': %s)", e.python, ortrun.LastLine(out, err))
 		} else {
 			e.torch = true
 		}
@@ -113,15 +114,15 @@ func (e *benchExternal) measureCeiling(ctx context.Context) *ceilingResult {
 	out, err := cmd.Output()
 	var c ceilingResult
 	if err == nil {
-		err = json.Unmarshal(lastLine(out, nil), &c)
+		err = json.Unmarshal(ortrun.LastLine(out, nil), &c)
 	}
 	if err != nil {
 		e.ceiling = false
 		var xe *exec.ExitError
 		if errors.As(err, &xe) && xe.ExitCode() == 3 {
-			e.ceilingNote = "ceiling not measured: " + string(lastLine(stderr.Bytes(), err))
+			e.ceilingNote = "ceiling not measured: " + string(ortrun.LastLine(stderr.Bytes(), err))
 		} else {
-			e.ceilingNote = fmt.Sprintf("ceiling not measured: bench/ceiling.sh: %s", lastLine(stderr.Bytes(), err))
+			e.ceilingNote = fmt.Sprintf("ceiling not measured: bench/ceiling.sh: %s", ortrun.LastLine(stderr.Bytes(), err))
 		}
 		fmt.Fprintf(e.stderr, "bench: %s\n", e.ceilingNote)
 		return nil
@@ -168,11 +169,11 @@ func (e *benchExternal) runTorch(ctx context.Context, popPath string) (*EngineRe
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("torch_ref.py: %s", lastLine(stderr.Bytes(), err))
+		return nil, fmt.Errorf("torch_ref.py: %s", ortrun.LastLine(stderr.Bytes(), err))
 	}
 	var sum torchSummary
-	if err := json.Unmarshal(lastLine(out, nil), &sum); err != nil {
-		return nil, fmt.Errorf("torch_ref.py printed %q: %w", lastLine(out, nil), err)
+	if err := json.Unmarshal(ortrun.LastLine(out, nil), &sum); err != nil {
+		return nil, fmt.Errorf("torch_ref.py printed %q: %w", ortrun.LastLine(out, nil), err)
 	}
 	if sum.Seconds <= 0 {
 		return nil, fmt.Errorf("torch_ref.py timed %v seconds", sum.Seconds)
@@ -202,17 +203,4 @@ func (e *benchExternal) runTorch(ctx context.Context, popPath string) (*EngineRe
 	}
 	r.ImagesGenomesPS = float64(r.ImagesGenomes) / r.Seconds
 	return r, nil
-}
-
-// lastLine is the last non-empty line of out, or err's text when there is
-// none.
-func lastLine(out []byte, err error) []byte {
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if l := strings.TrimSpace(lines[len(lines)-1]); l != "" {
-		return []byte(l)
-	}
-	if err != nil {
-		return []byte(err.Error())
-	}
-	return nil
 }

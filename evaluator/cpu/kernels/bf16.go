@@ -2,7 +2,8 @@ package kernels
 
 import (
 	"fmt"
-	"math"
+
+	"github.com/neateval/neateval/vram"
 )
 
 // F32ToBF16 rounds src to bfloat16 (the top 16 bits of a float32), to
@@ -30,19 +31,9 @@ func BF16ToF32(dst []float32, src []uint16) {
 	fromBF16Go(dst[n:], src[n:])
 }
 
-func toBF16Go(dst []uint16, src []float32) {
-	for i, v := range src {
-		u := math.Float32bits(v)
-		if u&0x7fffffff > 0x7f800000 {
-			dst[i] = uint16(u>>16) | 0x40
-			continue
-		}
-		dst[i] = uint16((u + 0x7fff + (u>>16)&1) >> 16)
-	}
-}
+// toBF16Go and fromBF16Go are the vector loops' pure-Go twins: the
+// conversion every backend stores bfloat16 with (vram), whose rounding
+// (to nearest even, NaN kept quiet) the assembly reproduces bit for bit.
+func toBF16Go(dst []uint16, src []float32) { vram.F32ToBF16(dst, src) }
 
-func fromBF16Go(dst []float32, src []uint16) {
-	for i, v := range src {
-		dst[i] = math.Float32frombits(uint32(v) << 16)
-	}
-}
+func fromBF16Go(dst []float32, src []uint16) { vram.BF16ToF32(dst, src) }
