@@ -89,6 +89,9 @@ type Job struct {
 	Run string
 	// Pending are the indexes to score (nil: every genome).
 	Pending []int
+	// Sample, when set, is the part of the data set the genomes are scored
+	// on; the run id must tell it apart (Header.Dataset naming it).
+	Sample *Sample
 }
 
 // Stats are what a Score did, for the run summary.
@@ -115,16 +118,43 @@ func (e *NoWorkersError) Error() string {
 // Evaluate scores every genome of pop on the cluster and returns one
 // result per genome in population order, as evaluator.Evaluator.Evaluate.
 func (c *Coordinator) Evaluate(ctx context.Context, pop *neat.Population, onChunk func([]evaluator.Result) error) ([]evaluator.Result, error) {
+	return c.Sampled(nil, nil).Evaluate(ctx, pop, onChunk)
+}
+
+// Sampled is a Scorer on the cluster that scores genomes on sample s of
+// the workers' data set (nil: all of it), with fitness f of their metrics
+// (nil: the workers' eval.fitness). A generation of `neateval evolve` is
+// scored this way: every worker draws the generation's sample, and the
+// coordinator applies the run's penalised fitness, exactly as the
+// evaluator would (the metrics travel as float64 and round-trip exactly).
+func (c *Coordinator) Sampled(s *Sample, f evaluator.FitnessFunc) evaluator.Scorer {
+	return sampled{c: c, s: s, f: f}
+}
+
+type sampled struct {
+	c *Coordinator
+	s *Sample
+	f evaluator.FitnessFunc
+}
+
+func (sc sampled) Evaluate(ctx context.Context, pop *neat.Population, onChunk func([]evaluator.Result) error) ([]evaluator.Result, error) {
+	c := sc.c
 	digest := neat.ContentDigest(pop)
 	h := results.Header{Population: digest, Genomes: len(pop.Genomes), Dataset: c.o.Identity.Dataset, Fitness: c.o.Identity.Fitness}
+	if sc.s != nil {
+		h.Dataset += ", " + sc.s.String()
+	}
 	out := make([]evaluator.Result, len(pop.Genomes))
 	for i, g := range pop.Genomes {
 		nan := math.NaN()
 		out[i] = evaluator.Result{Index: i, GenomeID: g.ID, Fitness: nan, Accuracy: nan, Loss: nan, Err: evaluator.ErrNotEvaluated}
 	}
-	_, err := c.Score(ctx, Job{Pop: pop, Digest: digest, Run: h.RunID()}, func(rs []evaluator.Result) error {
-		for _, r := range rs {
-			out[r.Index] = r
+	_, err := c.Score(ctx, Job{Pop: pop, Digest: digest, Run: h.RunID(), Sample: sc.s}, func(rs []evaluator.Result) error {
+		for k, r := range rs {
+			if sc.f != nil && r.OK() {
+				rs[k].Fitness = sc.f(evaluator.Metrics{Accuracy: r.Accuracy, Loss: r.Loss, Images: r.Images, Params: r.Params, FLOPs: r.FLOPs})
+			}
+			out[r.Index] = rs[k]
 		}
 		if onChunk != nil {
 			return onChunk(rs)

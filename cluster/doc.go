@@ -30,8 +30,18 @@
 // hears from no worker for WorkerTimeout returns a *NoWorkersError; a new
 // coordinator of the same run takes the results already on the broker.
 //
-// Session and OpenRemote plug the cluster into run.Run (run.Spec.Remote):
-// `neateval run --workers N` (an in-process broker and N local workers) and
-// `--nats URL`; RunWorker and ServeBroker are `neateval worker` and
+// Samples: Coordinator.Sampled scores on a sample of the workers' data set
+// (the images datasets.Dataset.Sample draws with a seed), with a fitness
+// the coordinator computes from the returned metrics. That is how a
+// generation of `neateval evolve` is scored: the item carries the sample,
+// each worker draws it from its own copy (Local.Sample, cached while a
+// generation's items come), and the run's penalised fitness is applied to
+// float64 metrics that round-trip exactly, so the evolution is the one a
+// single process runs.
+//
+// Session and OpenRemote plug the cluster into run.Run and run.Evolve
+// (Spec.Remote, EvolveSpec.Remote): `neateval run|evolve --workers N` (an
+// in-process broker and N local workers) and `--nats URL`; RunWorker and
+// ServeBroker are `neateval worker` (`--evolve` for evolve runs) and
 // `neateval broker`.
 package cluster

@@ -11,13 +11,14 @@ import (
 func FuzzParseItem(f *testing.F) {
 	f.Add([]byte(`{"run":"sha256:ab","id":"ab.x.0","population":"sha256-cd","indexes":[0,1]}`))
 	f.Add([]byte(`{"indexes":[-1]}`))
+	f.Add([]byte(`{"run":"sha256:ab","id":"ab.x.1","population":"p","indexes":[2],"sample":{"size":0,"seed":3}}`))
 	f.Add([]byte(`not json`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		it, err := cluster.ParseItem(data)
 		if err != nil {
 			return
 		}
-		if it.ID == "" || it.Run == "" || it.Population == "" || len(it.Indexes) == 0 {
+		if it.ID == "" || it.Run == "" || it.Population == "" || len(it.Indexes) == 0 || (it.Sample != nil && it.Sample.Size < 1) {
 			t.Fatalf("accepted an incomplete item: %+v", it)
 		}
 	})

@@ -70,14 +70,17 @@ func (f *fixture) conn(name string) *nats.Conn {
 func (f *fixture) identity() cluster.Identity { return cluster.IdentityOf(f.cfg, f.ds) }
 
 // evaluator is a real CPU evaluator on the fixture's data set.
-func (f *fixture) evaluator() *evaluator.Evaluator {
+func (f *fixture) evaluator() *evaluator.Evaluator { return f.local().Evaluator }
+
+// local is a worker's real CPU scoring on the fixture's data set.
+func (f *fixture) local() *cluster.Local {
 	f.t.Helper()
-	ev, closeEv, err := cluster.NewEvaluator(f.cfg, f.ds, &nop)
+	l, err := cluster.OpenLocal(f.cfg, f.ds, &nop)
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	f.t.Cleanup(closeEv)
-	return ev
+	f.t.Cleanup(l.Close)
+	return l
 }
 
 // startWorker runs a worker until the test ends (or stop is called).
@@ -88,7 +91,8 @@ func (f *fixture) startWorker(name string, o cluster.WorkerOptions) (stop func()
 		o.Identity = f.identity()
 	}
 	if o.Scorer == nil {
-		o.Scorer = f.evaluator()
+		l := f.local()
+		o.Scorer, o.Sampler = l.Evaluator, l.Sample
 	}
 	w, err := cluster.NewWorker(f.conn(name), o)
 	if err != nil {

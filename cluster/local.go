@@ -17,17 +17,53 @@ func IdentityOf(cfg *config.Config, ds *datasets.Dataset) Identity {
 	return Identity{Version: run.Version(), Format: neat.FormatV1, Dataset: ds.Identity(), Fitness: cfg.Eval.Fitness}
 }
 
-// NewEvaluator opens the backend cfg names and an evaluator on ds: a
-// worker's scorer. close releases both.
-func NewEvaluator(cfg *config.Config, ds *datasets.Dataset, log *zerolog.Logger) (ev *evaluator.Evaluator, close func(), err error) {
+// Local is a worker's scoring on this process's device: the backend cfg
+// names, an evaluator on the worker's data set (the embedded
+// *evaluator.Evaluator: WorkerOptions.Scorer) and evaluators on samples of
+// it (Sample: WorkerOptions.Sampler), all on the one backend.
+type Local struct {
+	*evaluator.Evaluator
+	b    evaluator.Backend
+	cfg  *config.Config
+	ds   *datasets.Dataset
+	opts evaluator.Options
+}
+
+// OpenLocal opens the backend cfg names and an evaluator on ds.
+func OpenLocal(cfg *config.Config, ds *datasets.Dataset, log *zerolog.Logger) (*Local, error) {
 	b, err := run.OpenBackend(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	l := &Local{b: b, cfg: cfg.WithParallel(b), ds: ds}
+	l.opts = l.cfg.EvaluatorOptions(log)
+	l.Evaluator, err = evaluator.New(b, ds, l.cfg.StagingConfig(), l.opts)
+	if err != nil {
+		b.Close()
+		return nil, fmt.Errorf("worker: %w", err)
+	}
+	return l, nil
+}
+
+// Sample is an evaluator on sample s of the data set (the images
+// ds.Sample(s.Size, s.Seed) draws, as `neateval evolve` draws a
+// generation's); done closes it.
+func (l *Local) Sample(s Sample) (ev evaluator.Scorer, done func(), err error) {
+	idx, _ := l.ds.Sample(s.Size, s.Seed)
+	e, err := evaluator.New(l.b, l.ds.Subset(idx, fmt.Sprintf("%s-sample%d", l.ds.Name, s.Seed)), l.cfg.StagingConfig(), l.opts)
 	if err != nil {
 		return nil, nil, err
 	}
-	ev, err = evaluator.New(b, ds, cfg.StagingConfig(), cfg.EvaluatorOptions(log))
-	if err != nil {
-		b.Close()
-		return nil, nil, fmt.Errorf("worker: %w", err)
-	}
-	return ev, func() { ev.Close(); b.Close() }, nil
+	return e, e.Close, nil
+}
+
+// Options are the worker options that score on l.
+func (l *Local) Options() WorkerOptions {
+	return WorkerOptions{Identity: IdentityOf(l.cfg, l.ds), Scorer: l.Evaluator, Sampler: l.Sample}
+}
+
+// Close closes the evaluator and the backend.
+func (l *Local) Close() {
+	l.Evaluator.Close()
+	l.b.Close()
 }

@@ -69,6 +69,26 @@ type Item struct {
 	ID         string `json:"id"`         // unique per coordinator session: the results' message id
 	Population string `json:"population"` // the object store key of the item's genomes (a population file pair)
 	Indexes    []int  `json:"indexes"`    // genome positions in the population
+	// Sample, when set, scores the genomes on a sample of the data set
+	// instead of all of it.
+	Sample *Sample `json:"sample,omitempty"`
+}
+
+// Sample is the part of a data set an item is scored on: the Size images
+// that datasets.Dataset.Sample draws with Seed. `neateval evolve` scores
+// each generation on one (evolve.val_batch), so every worker draws the
+// same images from its own copy of the data set.
+type Sample struct {
+	Size int   `json:"size"`
+	Seed int64 `json:"seed"`
+}
+
+// String names the sample in run ids and messages.
+func (s *Sample) String() string {
+	if s == nil {
+		return "all images"
+	}
+	return fmt.Sprintf("sample of %d images, seed %d", s.Size, s.Seed)
 }
 
 // maxItemBytes bounds an item message a worker accepts.
@@ -88,6 +108,9 @@ func ParseItem(data []byte) (*Item, error) {
 		return nil, fmt.Errorf("item %q: id, run and population are required", it.ID)
 	case len(it.Indexes) == 0:
 		return nil, fmt.Errorf("item %q: no genome indexes", it.ID)
+	}
+	if it.Sample != nil && it.Sample.Size < 1 {
+		return nil, fmt.Errorf("item %q: sample of %d images", it.ID, it.Sample.Size)
 	}
 	for _, i := range it.Indexes {
 		if i < 0 {

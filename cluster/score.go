@@ -184,7 +184,7 @@ func (s *session) publish(ctx context.Context, obs jetstream.ObjectStore, tok st
 	var stored int
 	for k, idx := range Split(s.job.Pop, pending, c.o.ItemGenomes, c.o.ItemBytes) {
 		id := tok + "." + session + "." + strconv.Itoa(k)
-		it := &Item{Identity: c.o.Identity, Run: s.job.Run, ID: id, Population: id, Indexes: idx}
+		it := &Item{Identity: c.o.Identity, Run: s.job.Run, ID: id, Population: id, Indexes: idx, Sample: s.job.Sample}
 		n, err := storeItem(ctx, obs, s.job.Pop, idx, it.Population, chunk)
 		if err != nil {
 			return err

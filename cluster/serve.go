@@ -10,35 +10,51 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/neateval/neateval/config"
+	"github.com/neateval/neateval/datasets"
 	"github.com/neateval/neateval/run"
 )
 
 // ErrNoURL is RunWorker's refusal when cluster.nats_url is empty.
 var ErrNoURL = errors.New("cluster.nats_url is empty: a worker needs a NATS server")
 
+// WorkerSpec is what RunWorker runs.
+type WorkerSpec struct {
+	Name string // tells the worker apart ("": host-pid)
+	// Evolve: the worker scores `neateval evolve` runs of its config, on
+	// the [evolve] validation set (run.EvolveData), not on [dataset]'s.
+	Evolve bool
+}
+
 // RunWorker is `neateval worker`: it connects to cluster.nats_url, opens
 // the data set and the backend cfg names, and takes items until ctx is
-// done. name tells the worker apart ("" : host-pid).
-func RunWorker(ctx context.Context, cfg *config.Config, name string, log *zerolog.Logger) error {
+// done.
+func RunWorker(ctx context.Context, cfg *config.Config, spec WorkerSpec, log *zerolog.Logger) error {
 	if cfg.Cluster.NATSURL == "" {
 		return ErrNoURL
 	}
-	ds, err := run.OpenDataset(cfg, log)
+	var ds *datasets.Dataset
+	var err error
+	if spec.Evolve {
+		ds, _, err = run.EvolveData(cfg)
+	} else {
+		ds, err = run.OpenDataset(cfg, log)
+	}
 	if err != nil {
 		return err
 	}
-	ev, closeEv, err := NewEvaluator(cfg, ds, log)
+	l, err := OpenLocal(cfg, ds, log)
 	if err != nil {
 		return err
 	}
-	defer closeEv()
-	nc, err := Connect(cfg.Cluster.NATSURL, "neateval worker "+name, &cfg.Cluster)
+	defer l.Close()
+	nc, err := Connect(cfg.Cluster.NATSURL, "neateval worker "+spec.Name, &cfg.Cluster)
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	w, err := NewWorker(nc, WorkerOptions{Name: name, Identity: IdentityOf(cfg, ds), Scorer: ev,
-		Queue: QueueOf(&cfg.Cluster, false), Logger: log})
+	o := l.Options()
+	o.Name, o.Queue, o.Logger = spec.Name, QueueOf(&cfg.Cluster, false), log
+	w, err := NewWorker(nc, o)
 	if err != nil {
 		return err
 	}

@@ -92,17 +92,19 @@ func (s *Session) startLocal(cfg *config.Config, ds *datasets.Dataset, q Queue, 
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stop = cancel
 	for k := range n {
-		ev, closeEv, err := NewEvaluator(&wc, ds, log)
+		l, err := OpenLocal(&wc, ds, log)
 		if err != nil {
 			return err
 		}
-		s.closers = append(s.closers, closeEv)
+		s.closers = append(s.closers, l.Close)
 		nc, err := s.broker.Connect("neateval worker " + strconv.Itoa(k))
 		if err != nil {
 			return err
 		}
 		s.closers = append(s.closers, nc.Close)
-		w, err := NewWorker(nc, WorkerOptions{Name: "local-" + strconv.Itoa(k), Identity: IdentityOf(cfg, ds), Scorer: ev, Queue: q, Logger: log})
+		o := l.Options()
+		o.Name, o.Queue, o.Logger = "local-"+strconv.Itoa(k), q, log
+		w, err := NewWorker(nc, o)
 		if err != nil {
 			return err
 		}
@@ -120,6 +122,15 @@ func (s *Session) ScoreRun(ctx context.Context, h results.Header, pop *neat.Popu
 	}
 	st, err := s.Score(ctx, Job{Pop: pop, Digest: h.Population, Run: h.RunID(), Pending: pending}, onChunk)
 	return run.RemoteStats{Workers: st.Workers, Items: st.Items, Redeliveries: st.Redeliveries}, err
+}
+
+// Scorer is run.Remote's method: the coordinator's Sampled on size images
+// drawn by seed (size 0: the whole data set).
+func (s *Session) Scorer(size int, seed int64, f evaluator.FitnessFunc) evaluator.Scorer {
+	if size == 0 {
+		return s.Sampled(nil, f)
+	}
+	return s.Sampled(&Sample{Size: size, Seed: seed}, f)
 }
 
 // Close stops the local workers and the broker, and closes the connection.

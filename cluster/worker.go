@@ -29,6 +29,10 @@ type WorkerOptions struct {
 	// Scorer scores the item's genomes: an *evaluator.Evaluator on the
 	// worker's device.
 	Scorer evaluator.Scorer
+	// Sampler, when set, makes the scorer of items that carry a Sample:
+	// one on those images of the worker's data set (Local.Sample); done
+	// releases it. Without one, the worker refuses such items.
+	Sampler func(Sample) (s evaluator.Scorer, done func(), err error)
 	// Queue makes the streams and the consumer if no coordinator made them
 	// yet; a worker never changes existing ones.
 	Queue Queue
@@ -49,6 +53,13 @@ type Worker struct {
 	log   *zerolog.Logger
 	cache popCache
 	done  atomic.Int64 // items finished
+	// sampled is the scorer of the last sample items were scored on: the
+	// items of one generation share it.
+	sampled struct {
+		key  Sample
+		s    evaluator.Scorer
+		done func()
+	}
 }
 
 // NewWorker makes a worker on a connection.
@@ -95,6 +106,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.log.Info().Str(KeyEvent, EventWorkerStarted).Str(KeyWorker, w.o.Name).
 		Str(KeyURL, w.nc.ConnectedUrlRedacted()).Msgf("worker %s started", w.o.Name)
 	go w.heartbeat(ctx)
+	defer w.dropSampled()
 	for ctx.Err() == nil {
 		fctx, cancel := context.WithTimeout(ctx, w.o.FetchWait)
 		msg, err := cons.Next(jetstream.FetchContext(fctx)) // returns at once when ctx is done
@@ -159,7 +171,11 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg, cc jetstream.Con
 		ev = w.log.Warn().Str(KeyEvent, EventItemRedelivered)
 	}
 	ev.Str(KeyWorker, w.o.Name).Str(KeyItem, it.ID).Int(KeyGenomes, len(it.Indexes)).Int(KeyDeliveries, deliveries).Msg("")
-	if why := w.o.Identity.Mismatch(it.Identity); why != "" {
+	why := w.o.Identity.Mismatch(it.Identity)
+	if it.Sample != nil && w.o.Sampler == nil {
+		why = "this worker scores whole data sets, not a " + it.Sample.String()
+	}
+	if why != "" {
 		w.fail(ctx, msg, it, "refused by worker "+w.o.Name+": "+why, true, deliveries, maxDeliver)
 		return
 	}
@@ -217,7 +233,11 @@ func (w *Worker) score(ctx context.Context, it *Item) ([]results.Result, error) 
 	if len(sub.Genomes) != len(it.Indexes) {
 		return nil, fmt.Errorf("item %s: %d genomes stored for %d indexes", it.ID, len(sub.Genomes), len(it.Indexes))
 	}
-	rs, err := w.o.Scorer.Evaluate(ctx, sub, nil)
+	sc, err := w.scorer(it.Sample)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := sc.Evaluate(ctx, sub, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -226,6 +246,31 @@ func (w *Worker) score(ctx context.Context, it *Item) ([]results.Result, error) 
 		lines[k] = run.ResultLine(r, it.Indexes[r.Index])
 	}
 	return lines, nil
+}
+
+// scorer is what scores items on sample s (nil: the whole data set).
+func (w *Worker) scorer(s *Sample) (evaluator.Scorer, error) {
+	if s == nil {
+		return w.o.Scorer, nil
+	}
+	if w.sampled.s != nil && w.sampled.key == *s {
+		return w.sampled.s, nil
+	}
+	w.dropSampled()
+	sc, done, err := w.o.Sampler(*s)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s, err)
+	}
+	w.sampled.key, w.sampled.s, w.sampled.done = *s, sc, done
+	return sc, nil
+}
+
+// dropSampled releases the scorer of the last sample.
+func (w *Worker) dropSampled() {
+	if w.sampled.done != nil {
+		w.sampled.done()
+	}
+	w.sampled.s, w.sampled.done = nil, nil
 }
 
 // publish sends an item's results, or its final failure (cause), to the

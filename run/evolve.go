@@ -29,6 +29,10 @@ type EvolveSpec struct {
 	// keys, data set and fitness); without a checkpoint, it starts one.
 	Resume bool
 	Logger *zerolog.Logger // nil: none
+	// Remote, when set, opens what scores the generations instead of this
+	// process's backend (cluster.OpenRemote): the same run, on workers.
+	// The best genome is still scored here at the end.
+	Remote OpenRemote
 }
 
 // EvolveResult is the best genome of a finished NEAT run, scored on the
@@ -85,9 +89,17 @@ func Evolve(ctx context.Context, spec EvolveSpec) (*EvolveResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	gs := &genScorer{cfg: cfg, full: ev, b: b, val: val, opts: opts}
+	if spec.Remote != nil {
+		if gs.remote, err = spec.Remote(cfg, val, log); err != nil {
+			ev.Close()
+			return nil, err
+		}
+		defer gs.remote.Close()
+	}
 	evo, err := openEvolution(cfg, neat.Input{Channels: val.Channels, Height: val.Height, Width: val.Width}, val.NumClasses, spec.Resume, log)
 	if err == nil {
-		err = generations(ctx, evo, &genScorer{cfg: cfg, full: ev, b: b, val: val, opts: opts}, tb, log)
+		err = generations(ctx, evo, gs, tb, log)
 	}
 	if err != nil {
 		ev.Close()
@@ -119,7 +131,7 @@ func generations(ctx context.Context, evo *neat.Evolution, gs *genScorer, tb *tr
 	ec := &cfg.Evolve
 	identity := config.EvolveIdentity(cfg)
 	var scored []float64 // the fitness of the genomes the generation scored
-	var ev *evaluator.Evaluator
+	var ev evaluator.Scorer
 	fitness := func(ctx context.Context, pop *neat.Population) ([]float64, error) {
 		fs, err := evaluator.NEATFitness(ev)(ctx, pop)
 		scored = fs
@@ -207,7 +219,7 @@ func sameLines(a, b string) bool {
 }
 
 // logGeneration writes the generation line.
-func logGeneration(log *zerolog.Logger, st neat.GenStats, ev *evaluator.Evaluator, evo *neat.Evolution, sample int64, took time.Duration) {
+func logGeneration(log *zerolog.Logger, st neat.GenStats, sc evaluator.Scorer, evo *neat.Evolution, sample int64, took time.Duration) {
 	_, bestFit, _ := evo.Best()
 	e := event(log, zerolog.InfoLevel, EventGeneration).Int(KeyGen, st.Generation).
 		Float64(KeyBest, st.Best).Float64(KeyMean, st.Mean).Int(KeySpecies, st.Species).
@@ -215,8 +227,10 @@ func logGeneration(log *zerolog.Logger, st neat.GenStats, ev *evaluator.Evaluato
 		Int64(KeyBestGenome, st.BestGenome).Float64(KeyBestEver, bestFit).
 		Int(KeyEvaluated, st.Evaluated).Int(KeyFailed, st.Failed).Float64(KeyThreshold, st.Threshold).
 		Int64(KeyValSample, sample)
-	if p := ev.Manager().Plan(); p != nil {
-		e = e.Str(KeyMode, string(p.Mode)).Int(KeyChunks, len(p.Chunks))
+	if ev, ok := sc.(*evaluator.Evaluator); ok {
+		if p := ev.Manager().Plan(); p != nil {
+			e = e.Str(KeyMode, string(p.Mode)).Int(KeyChunks, len(p.Chunks))
+		}
 	}
 	e.Dur(KeySeconds, took).Msgf("gen %d: best %.4f mean %.4f, %d species, best %d params %d nodes",
 		st.Generation, st.Best, st.Mean, st.Species, st.BestParams, st.BestNodes)

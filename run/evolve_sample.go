@@ -12,27 +12,39 @@ import (
 
 // genScorer scores a generation: on the whole validation set (the run's
 // one evaluator), or, with evolve.val_batch, on that many of its images
-// drawn afresh for the generation by config.Evolve.ValSampleSeed.
+// drawn afresh for the generation by config.Evolve.ValSampleSeed; on the
+// remote's workers when there is one.
 type genScorer struct {
-	cfg  *config.Config
-	full *evaluator.Evaluator
-	b    evaluator.Backend
-	val  *datasets.Dataset
-	opts evaluator.Options
+	cfg    *config.Config
+	full   *evaluator.Evaluator
+	b      evaluator.Backend
+	val    *datasets.Dataset
+	opts   evaluator.Options
+	remote Remote // nil: score here
 }
 
-// sample is the evaluator of generation gen and the seed of its sample
-// (0 when the generation is scored on the whole validation set); done
+// sample is the scorer of generation gen and the seed of its sample (0
+// when the generation is scored on the whole validation set); done
 // releases it.
-func (s *genScorer) sample(gen int) (ev *evaluator.Evaluator, seed int64, done func(), err error) {
+func (s *genScorer) sample(gen int) (sc evaluator.Scorer, seed int64, done func(), err error) {
 	ec := &s.cfg.Evolve
-	if ec.ValBatch == 0 || ec.ValBatch >= s.val.N {
+	whole := ec.ValBatch == 0 || ec.ValBatch >= s.val.N
+	if !whole {
+		seed = ec.ValSampleSeed(gen)
+	}
+	if s.remote != nil {
+		size := ec.ValBatch
+		if whole {
+			size = 0
+		}
+		return s.remote.Scorer(size, seed, s.opts.Fitness), seed, func() {}, nil
+	}
+	if whole {
 		return s.full, 0, func() {}, nil
 	}
-	seed = ec.ValSampleSeed(gen)
 	idx, _ := s.val.Sample(ec.ValBatch, seed)
 	sub := s.val.Subset(idx, fmt.Sprintf("%s-gen%d", s.val.Name, gen))
-	ev, err = evaluator.New(s.b, sub, s.cfg.StagingConfig(), s.opts)
+	ev, err := evaluator.New(s.b, sub, s.cfg.StagingConfig(), s.opts)
 	if err != nil {
 		return nil, 0, nil, err
 	}

@@ -14,7 +14,8 @@ import (
 
 // Remote scores a run's genomes somewhere else than this process's device:
 // on the workers of a cluster (package cluster). Run hands it the pending
-// genomes and writes what it delivers exactly as a local run's.
+// genomes and writes what it delivers exactly as a local run's; Evolve
+// scores each generation through its Scorer.
 type Remote interface {
 	// ScoreRun scores the genomes of pop at the pending indexes, calling
 	// onChunk with their results (Index: the population index) as they
@@ -22,6 +23,10 @@ type Remote interface {
 	// with the remote may be delivered instead of scored again.
 	ScoreRun(ctx context.Context, h results.Header, pop *neat.Population, pending []int,
 		onChunk func([]evaluator.Result) error) (RemoteStats, error)
+	// Scorer scores genomes on size images of the data set drawn by seed
+	// (datasets.Dataset.Sample; size 0: all of them), with fitness f of
+	// their metrics: what an Evolve generation scores on.
+	Scorer(size int, seed int64, f evaluator.FitnessFunc) evaluator.Scorer
 	// Close ends the remote's work and connections.
 	Close() error
 }

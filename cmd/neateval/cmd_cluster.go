@@ -29,7 +29,9 @@ func remoteFor(cfg *config.Config) run.OpenRemote {
 func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	cfgPath := fs.String("config", "", "config `FILE` (TOML): the data set, backend and [cluster] keys")
-	name := fs.String("name", "", "worker `NAME` in logs and results (default host-pid)")
+	var spec cluster.WorkerSpec
+	fs.StringVar(&spec.Name, "name", "", "worker `NAME` in logs and results (default host-pid)")
+	fs.BoolVar(&spec.Evolve, "evolve", false, "score `neateval evolve` runs of this config: on its [evolve] validation set")
 	ov := config.NewOverrides(fs)
 	ov.Bind("nats", "cluster.nats_url", "take items from the NATS server at `URL` (cluster.nats_url)")
 	ov.Bind("dataset-kind", "dataset.kind", "dataset `KIND` (dataset.kind): the run's")
@@ -46,7 +48,7 @@ func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	log := run.NewLogger(cfg.Output.LogFormat, cfg.Output.LogLevel, stderr)
-	return cluster.RunWorker(ctx, cfg, *name, &log)
+	return cluster.RunWorker(ctx, cfg, spec, &log)
 }
 
 // cmdBroker is `neateval broker`: a standalone NATS server with JetStream.
@@ -76,6 +78,8 @@ const workerUsage = `Usage: neateval worker --nats URL [--config FILE] [flags]
 Takes work items from the NATS server at URL, scores them on this process's
 device (backend, threads) and publishes their results, until stopped. Its data
 set and fitness must be the run's: items of another run identity are refused.
+With --evolve it serves "neateval evolve --nats URL" runs of the same config:
+it scores on the [evolve] validation set, each generation's sample of it.
 `
 
 const brokerUsage = `Usage: neateval broker [--listen HOST] [--port PORT] [--store DIR] [--token-file FILE]

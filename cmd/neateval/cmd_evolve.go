@@ -22,6 +22,7 @@ func newEvolveFlags(o *evolveOptions) (*flag.FlagSet, *config.Overrides) {
 	fs.BoolVar(&o.Resume, "resume", false, "continue the run in evolve.checkpoint_dir from its last finished generation (it must have been made with the same [evolve] keys, data set and fitness); without a checkpoint, start one")
 	ov := config.NewOverrides(fs)
 	ov.Bind("generations", "evolve.generations", "generations to run in all, `N` (evolve.generations)")
+	bindClusterFlags(ov)
 	bindLogFlags(ov)
 	return fs, ov
 }
@@ -39,7 +40,7 @@ func cmdEvolve(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	log := run.NewLogger(cfg.Output.LogFormat, cfg.Output.LogLevel, stderr)
-	r, err := run.Evolve(ctx, run.EvolveSpec{Config: cfg, ConfigName: o.ConfigPath, Resume: o.Resume, Logger: &log})
+	r, err := run.Evolve(ctx, run.EvolveSpec{Config: cfg, ConfigName: o.ConfigPath, Resume: o.Resume, Logger: &log, Remote: remoteFor(cfg)})
 	if err != nil {
 		return err
 	}

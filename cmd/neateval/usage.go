@@ -90,7 +90,9 @@ best, the memory plan) and checkpointed in evolve.checkpoint_dir; the best
 genome so far is written to evolve.best in the population format. At the end
 the best genome is scored on the test split. Interrupted or killed, the run
 continues with --resume from its last finished generation, exactly as if it
-had not stopped.
+had not stopped. With --workers N (in-process workers) or --nats URL (the
+workers of "neateval worker --evolve" on that server) the generations are
+scored on a cluster: the same run, generation for generation.
 `
 
 const benchUsage = `Usage: neateval bench [--preset small|wide|both] [--size N] [--seed S] [--images N] [--batch N] [--parallel P] [--threads T] [--torch auto|off] [--ort auto|off] [--ceiling auto|off] [--json FILE]
