@@ -43,7 +43,18 @@ func (s *fakeCost) Evaluate(ctx context.Context, pop *neat.Population, _ func([]
 	return out, nil
 }
 
-// The scale simulation: NEATEVAL_CLUSTER_SIM genomes (e.g. 100000) over 64
+// tinyGenomes are genomes of ~60 parameters (one 1×1 convolution of 2–4
+// channels, a global pool, the dense head): the simulation is about items,
+// workers and redeliveries; the weights' throughput is BenchmarkWorkersVsLocal's.
+func tinyGenomes() neat.GenConfig {
+	gc := neat.DefaultGenConfig()
+	gc.MinConv, gc.MaxConv, gc.MinChannels, gc.MaxChannels, gc.Kernels = 1, 1, 2, 4, []int{1}
+	gc.PHidden, gc.PFlatten, gc.PSkip, gc.PDangling, gc.PDownsample = 0, 0, 0, 0, 0
+	return gc
+}
+
+// The scale simulation: NEATEVAL_CLUSTER_SIM genomes (100000; 5000 by
+// default, none with -short) over 64
 // in-process workers, a quarter of them killed mid-item (connection closed,
 // no ack): every genome scored exactly once. Scoring is stubbed (fakeCost);
 // the broker, the queue and the redeliveries are real. It reports the wall
@@ -51,9 +62,13 @@ func (s *fakeCost) Evaluate(ctx context.Context, pop *neat.Population, _ func([]
 func TestScaleSimulation(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("NEATEVAL_CLUSTER_SIM"))
 	if n <= 0 {
-		t.Skip("set NEATEVAL_CLUSTER_SIM=100000 to run the scale simulation")
+		if testing.Short() {
+			t.Skip("set NEATEVAL_CLUSTER_SIM=100000 to run the scale simulation")
+		}
+		n = 5000 // a few seconds; NEATEVAL_CLUSTER_SIM=100000 for the whole simulation
 	}
-	f := newFixture(t, n)
+	f := newFixture(t, 1)
+	f.pop = neat.Generate(1, n, f.pop.Input, f.pop.NumClasses, tinyGenomes())
 	q := cluster.Queue{AckWait: time.Second, MaxDeliver: 10, Memory: true}
 	const workers = 64
 	var victims []*fakeCost

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -28,7 +29,7 @@ type session struct {
 	causes    map[string]string // item id → the last cause a worker gave
 	workers   map[string]bool
 	stats     Stats
-	lastHeard time.Time
+	lastHeard atomic.Int64 // unix nanoseconds: the last sign of a worker
 }
 
 // Score scores the job's pending genomes on the workers, calling onChunk
@@ -37,7 +38,8 @@ type session struct {
 // only the genomes still missing are published.
 func (c *Coordinator) Score(ctx context.Context, job Job, onChunk func([]evaluator.Result) error) (Stats, error) {
 	s := &session{c: c, job: job, onChunk: onChunk, want: map[int]bool{}, items: map[string]*Item{},
-		bySeq: map[uint64]*Item{}, causes: map[string]string{}, workers: map[string]bool{}, lastHeard: time.Now()}
+		bySeq: map[uint64]*Item{}, causes: map[string]string{}, workers: map[string]bool{}}
+	s.heard()
 	if job.Pending == nil {
 		for i := range job.Pop.Genomes {
 			s.want[i] = true
@@ -59,7 +61,6 @@ type channels struct {
 	results chan jetstream.Msg
 	adv     chan *nats.Msg
 	notes   chan *nats.Msg
-	beats   chan *nats.Msg
 	stop    func()
 }
 
@@ -95,7 +96,7 @@ func (s *session) run(ctx context.Context) error {
 func (s *session) subscribe(ctx context.Context, tok string) (*channels, error) {
 	c := s.c
 	ch := &channels{results: make(chan jetstream.Msg, 256), adv: make(chan *nats.Msg, 64),
-		notes: make(chan *nats.Msg, 1024), beats: make(chan *nats.Msg, 1024)}
+		notes: make(chan *nats.Msg, 1024)}
 	oc, err := c.js.OrderedConsumer(ctx, ResultsStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{ResultsPrefix + tok}})
 	if err != nil {
 		return nil, fmt.Errorf("results consumer: %w", err)
@@ -111,7 +112,7 @@ func (s *session) subscribe(ctx context.Context, tok string) (*channels, error) 
 		return nil, fmt.Errorf("results consumer: %w", err)
 	}
 	var subs []*nats.Subscription
-	for subj, c2 := range map[string]chan *nats.Msg{maxDeliveries: ch.adv, NotesPrefix + tok: ch.notes, HeartbeatTopic: ch.beats} {
+	for subj, c2 := range map[string]chan *nats.Msg{maxDeliveries: ch.adv, NotesPrefix + tok: ch.notes} {
 		sub, err := c.nc.ChanSubscribe(subj, c2)
 		if err != nil {
 			cc.Stop()
@@ -120,6 +121,23 @@ func (s *session) subscribe(ctx context.Context, tok string) (*channels, error) 
 		sub.SetPendingLimits(-1, -1)
 		subs = append(subs, sub)
 	}
+	// Heartbeats only move the time a worker was last heard from: a
+	// callback, never a backlog (64 workers beat 64 times a second while
+	// the session is busy publishing).
+	sub, err := c.nc.Subscribe(HeartbeatTopic, func(m *nats.Msg) {
+		var hb Heartbeat
+		if json.Unmarshal(m.Data, &hb) == nil {
+			s.heard()
+		}
+	})
+	if err != nil {
+		cc.Stop()
+		for _, sub := range subs {
+			sub.Unsubscribe()
+		}
+		return nil, fmt.Errorf("subscribe %s: %w", HeartbeatTopic, err)
+	}
+	subs = append(subs, sub)
 	ch.stop = func() {
 		close(done)
 		cc.Stop()
@@ -245,13 +263,8 @@ func (s *session) collect(ctx context.Context, ch *channels) error {
 			}
 		case m := <-ch.notes:
 			s.note(m)
-		case m := <-ch.beats:
-			var hb Heartbeat
-			if json.Unmarshal(m.Data, &hb) == nil {
-				s.lastHeard = time.Now()
-			}
 		case <-tick.C:
-			if w := time.Since(s.lastHeard); w > s.c.o.WorkerTimeout {
+			if w := time.Since(time.Unix(0, s.lastHeard.Load())); w > s.c.o.WorkerTimeout {
 				return &NoWorkersError{Waited: w, Pending: len(s.want)}
 			}
 		}
@@ -288,9 +301,12 @@ func (s *session) take(m jetstream.Msg, recovering bool) error {
 			s.stats.Redeliveries += d - 1
 		}
 	}
-	s.lastHeard = time.Now()
+	s.heard()
 	return s.emit(out)
 }
+
+// heard notes a sign of life from a worker.
+func (s *session) heard() { s.lastHeard.Store(time.Now().UnixNano()) }
 
 func (s *session) emit(rs []evaluator.Result) error {
 	if s.onChunk == nil || len(rs) == 0 {
@@ -347,7 +363,7 @@ func (s *session) note(m *nats.Msg) {
 		return
 	}
 	s.causes[n.Item] = n.Cause
-	s.lastHeard = time.Now()
+	s.heard()
 	ev := EventItemFailed
 	if n.Refused {
 		ev = EventItemRefused
