@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/neateval/neateval/cluster"
+	"github.com/neateval/neateval/config"
 	"github.com/neateval/neateval/evaluator"
 	"github.com/neateval/neateval/neat"
 	"github.com/neateval/neateval/run"
@@ -76,9 +77,10 @@ func BenchmarkObjectStore(b *testing.B) {
 	}
 }
 
-// BenchmarkWorkersVsLocal runs one population through `--workers 2` (one
-// thread each) and through the local path (two threads) in each
-// iteration, and reports cluster/local: the throughput ratio over the
+// BenchmarkWorkersVsLocal runs the default run (config.Default: the 64
+// genomes of the small preset on the 10,000 MNIST test images) through
+// `--workers 2` (one thread each) and through the local path (two threads)
+// in each iteration, and reports cluster/local: the throughput ratio over the
 // whole of run.Run, start and shutdown of the in-process cluster included
 // (≥ 0.95 is the target), and cluster/local_summary, over the wall time
 // the run_summary line reports.
@@ -86,8 +88,7 @@ func BenchmarkWorkersVsLocal(b *testing.B) {
 	dir := b.TempDir()
 	var local, clustered, localRun, clusterRun time.Duration
 	for b.Loop() {
-		cfg := testConfig(64)
-		cfg.Dataset.SyntheticSize = 2000
+		cfg := config.Default()
 		cfg.Eval.Threads = 2
 		cfg.Output.Results = filepath.Join(dir, "local.jsonl")
 		start := time.Now()

@@ -62,8 +62,11 @@ func StartBroker(o BrokerOptions) (*Broker, error) {
 		Authorization: o.Token, Username: o.User, Password: o.Password,
 		MaxPayload: 8 << 20,
 	}
-	if o.Port < 0 {
+	switch {
+	case o.Port < 0:
 		so.Port = 0
+	case o.Port == 0:
+		so.Port = server.RANDOM_PORT // nats-server's 0 is its default port, 4222
 	}
 	srv, err := server.NewServer(so)
 	if err != nil {

@@ -28,6 +28,11 @@ type CoordinatorOptions struct {
 	// bounds an item's weights (default 256 MiB).
 	ItemGenomes int
 	ItemBytes   int64
+	// MinItems, when above 1, makes items smaller than ItemGenomes where
+	// the genomes to score would fill fewer items: with the coordinator's
+	// workers known (the in-process ones), 4 per worker keeps the last
+	// items from leaving some workers idle while one finishes.
+	MinItems int
 	// WorkerTimeout: when no worker has been heard from for this long, the
 	// coordinator gives up with a *NoWorkersError (default 30s).
 	WorkerTimeout time.Duration

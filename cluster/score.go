@@ -200,7 +200,11 @@ func (s *session) publish(ctx context.Context, obs jetstream.ObjectStore, tok st
 	session := nuid.Next()
 	start, chunk := time.Now(), chunkSize(c.nc.MaxPayload())
 	var stored int
-	for k, idx := range Split(s.job.Pop, pending, c.o.ItemGenomes, c.o.ItemBytes) {
+	per := c.o.ItemGenomes
+	if c.o.MinItems > 1 {
+		per = max(1, min(per, len(pending)/c.o.MinItems))
+	}
+	for k, idx := range Split(s.job.Pop, pending, per, c.o.ItemBytes) {
 		id := tok + "." + session + "." + strconv.Itoa(k)
 		it := &Item{Identity: c.o.Identity, Run: s.job.Run, ID: id, Population: id, Indexes: idx, Sample: s.job.Sample}
 		n, err := storeItem(ctx, obs, s.job.Pop, idx, it.Population, chunk)

@@ -59,7 +59,7 @@ func Open(cfg *config.Config, ds *datasets.Dataset, log *zerolog.Logger) (*Sessi
 	q := QueueOf(cc, s.broker != nil)
 	s.Coordinator, err = NewCoordinator(s.nc, CoordinatorOptions{
 		Identity: IdentityOf(cfg, ds), Queue: q, ItemGenomes: cc.ItemGenomes, ItemBytes: int64(cc.ItemBytes),
-		WorkerTimeout: seconds(cc.WorkerTimeoutSeconds), Logger: log,
+		WorkerTimeout: seconds(cc.WorkerTimeoutSeconds), Logger: log, MinItems: 4 * cc.Workers,
 	})
 	if err == nil && s.broker != nil {
 		err = s.startLocal(cfg, ds, q, log)

@@ -26,16 +26,23 @@ func Split(pop *neat.Population, indexes []int, itemGenomes int, itemBytes int64
 	target := max(total/n, 1)
 	var out [][]int
 	var cur []int
-	var cost, weight int64
+	var prefix, weight int64
+	bucket := int64(0)
 	for k, i := range indexes {
-		full := len(cur) > 0 && (cost >= target || len(cur) >= 4*itemGenomes ||
+		// A genome belongs to the item its cost's midpoint falls in: the
+		// items' boundaries are fixed at multiples of total/n, so an item
+		// that overshoots does not push the rest (and the last item is not
+		// left with the remainder).
+		b := min((prefix+costs[k]/2)/target, n-1)
+		full := len(cur) > 0 && (b != bucket || len(cur) >= 4*itemGenomes ||
 			(itemBytes > 0 && weight+bytes[k] > itemBytes))
 		if full {
 			out = append(out, cur)
-			cur, cost, weight = nil, 0, 0
+			cur, weight = nil, 0
 		}
+		bucket = b
 		cur = append(cur, i)
-		cost += costs[k]
+		prefix += costs[k]
 		weight += bytes[k]
 	}
 	return append(out, cur)
