@@ -127,3 +127,76 @@ func watchFor(r io.Reader, s string, found chan<- struct{}) {
 		}
 	}
 }
+
+// `neateval evolve --nats` with two `neateval worker --evolve` processes,
+// one SIGKILLed once it holds an item: the run's checkpoint and best
+// genome are a single process's, byte for byte.
+func TestMultiProcessEvolve(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds neateval and runs four processes: -short skips it")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "neateval")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/neateval").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	port := freePort(t)
+	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
+	broker := start(t, bin, "broker", "--port", fmt.Sprint(port), "--store", filepath.Join(dir, "store"))
+	waitListening(t, port)
+	cfg := evolveConfig(filepath.Join(dir, "cluster"))
+	toml := fmt.Sprintf("[cluster]\nack_wait_seconds = 2\nitem_genomes = 2\n\n[dataset]\nkind = \"synthetic\"\nsynthetic_size = %d\n\n"+
+		"[eval]\nthreads = 1\n\n[evolve]\ngenerations = %d\npopulation_size = %d\nval_size = %d\nval_batch = %d\ncheckpoint_dir = %q\nbest = %q\n",
+		cfg.Dataset.SyntheticSize, cfg.Evolve.Generations, cfg.Evolve.PopulationSize, cfg.Evolve.ValSize, cfg.Evolve.ValBatch,
+		cfg.Evolve.CheckpointDir, cfg.Evolve.Best)
+	cfgPath := filepath.Join(dir, "evolve.toml")
+	if err := os.WriteFile(cfgPath, []byte(toml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var victim *exec.Cmd
+	taken := make(chan struct{}, 1)
+	for k := range 2 {
+		w := exec.Command(bin, "worker", "--evolve", "--nats", url, "--config", cfgPath, "--name", fmt.Sprintf("w%d", k), "--log-format", "json")
+		stderr, _ := w.StderrPipe()
+		if err := w.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { w.Process.Kill(); w.Wait() })
+		if k == 0 {
+			victim = w
+			go watchFor(stderr, `"event":"item_taken"`, taken)
+		} else {
+			go io.Copy(io.Discard, stderr)
+		}
+	}
+	go func() { <-taken; victim.Process.Signal(syscall.SIGKILL) }()
+	coord := exec.Command(bin, "evolve", "--nats", url, "--config", cfgPath, "--log-format", "json")
+	if log, err := coord.CombinedOutput(); err != nil {
+		t.Fatalf("neateval evolve --nats: %v\n%s", err, log)
+	}
+	broker.Process.Signal(syscall.SIGTERM)
+
+	local := evolveConfig(filepath.Join(dir, "local"))
+	if _, err := run.Evolve(context.Background(), run.EvolveSpec{Config: local, Logger: &nop}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"best.json", "best.safetensors", filepath.Join("ckpt", "state.json")} {
+		want, err := os.ReadFile(filepath.Join(dir, "local", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(dir, "cluster", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("%s differs between neateval evolve --nats and a local run", name)
+		}
+	}
+	if victim.ProcessState == nil {
+		victim.Wait()
+	}
+	if ws, ok := victim.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
+		t.Errorf("the victim was not killed: %v", victim.ProcessState)
+	}
+}
