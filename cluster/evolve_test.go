@@ -43,7 +43,7 @@ func TestEvolveWorkers(t *testing.T) {
 	cfg := evolveConfig(remote)
 	cfg.Cluster.Workers, cfg.Cluster.ItemGenomes = 2, 3
 	var logs bytes.Buffer
-	log := zerolog.New(&logs)
+	log := zerolog.New(zerolog.SyncWriter(&logs)) // the workers log from their goroutines
 	rr, err := run.Evolve(withTimeout(t, 2*time.Minute), run.EvolveSpec{Config: cfg, Logger: &log, Remote: cluster.OpenRemote})
 	if err != nil {
 		t.Fatal(err)
