@@ -129,8 +129,9 @@ func watchFor(r io.Reader, s string, found chan<- struct{}) {
 }
 
 // `neateval evolve --nats` with two `neateval worker --evolve` processes,
-// one SIGKILLed once it holds an item: the run's checkpoint and best
-// genome are a single process's, byte for byte.
+// one SIGKILLed once it holds an item, and the coordinator SIGKILLed after
+// its first generation and started again with --resume: the run's
+// checkpoint and best genome are a single process's, byte for byte.
 func TestMultiProcessEvolve(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds neateval and runs four processes: -short skips it")
@@ -170,9 +171,27 @@ func TestMultiProcessEvolve(t *testing.T) {
 		}
 	}
 	go func() { <-taken; victim.Process.Signal(syscall.SIGKILL) }()
-	coord := exec.Command(bin, "evolve", "--nats", url, "--config", cfgPath, "--log-format", "json")
-	if log, err := coord.CombinedOutput(); err != nil {
-		t.Fatalf("neateval evolve --nats: %v\n%s", err, log)
+	first := exec.Command(bin, "evolve", "--nats", url, "--config", cfgPath, "--log-format", "json")
+	stderr, _ := first.StderrPipe()
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	generation := make(chan struct{}, 1)
+	go watchFor(stderr, `"event":"generation"`, generation)
+	select {
+	case <-generation:
+		first.Process.Signal(syscall.SIGKILL)
+	case <-time.After(2 * time.Minute):
+		t.Fatal("no generation line from neateval evolve --nats in 2 minutes")
+	}
+	first.Wait()
+	coord := exec.Command(bin, "evolve", "--nats", url, "--config", cfgPath, "--log-format", "json", "--resume")
+	log, err := coord.CombinedOutput()
+	if err != nil {
+		t.Fatalf("neateval evolve --nats --resume: %v\n%s", err, log)
+	}
+	if !strings.Contains(string(log), `"event":"resume"`) || strings.Contains(string(log), `"generation":0,`) {
+		t.Errorf("the second coordinator did not resume after generation 0:\n%s", log)
 	}
 	broker.Process.Signal(syscall.SIGTERM)
 
