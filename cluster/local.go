@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"runtime"
 
 	"github.com/rs/zerolog"
 
@@ -66,4 +67,19 @@ func (l *Local) Options() WorkerOptions {
 func (l *Local) Close() {
 	l.Evaluator.Close()
 	l.b.Close()
+}
+
+// LocalWorkerConfig is the config of local worker k (from 0) of the
+// cfg.Cluster.Workers that `neateval run --workers N` starts: each takes
+// its share of eval.threads (at least one) and its own GPU, eval.device +
+// k (the CPU backend ignores the index). cfg is not changed.
+func LocalWorkerConfig(cfg *config.Config, k int) *config.Config {
+	wc := *cfg
+	total := cfg.Eval.Threads
+	if total == 0 {
+		total = runtime.NumCPU()
+	}
+	wc.Eval.Threads = max(1, total/max(cfg.Cluster.Workers, 1))
+	wc.Eval.Device = cfg.Eval.Device + k
+	return &wc
 }

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -80,19 +79,13 @@ func QueueOf(cc *config.ClusterConfig, memory bool) Queue {
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // startLocal starts cfg.Cluster.Workers workers on the in-process broker,
-// each with eval.threads / workers CPU threads.
+// each with the config LocalWorkerConfig gives it.
 func (s *Session) startLocal(cfg *config.Config, ds *datasets.Dataset, q Queue, log *zerolog.Logger) error {
 	n := cfg.Cluster.Workers
-	wc := *cfg
-	total := cfg.Eval.Threads
-	if total == 0 {
-		total = runtime.NumCPU()
-	}
-	wc.Eval.Threads = max(1, total/n)
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stop = cancel
 	for k := range n {
-		l, err := OpenLocal(&wc, ds, log)
+		l, err := OpenLocal(LocalWorkerConfig(cfg, k), ds, log)
 		if err != nil {
 			return err
 		}

@@ -56,8 +56,12 @@ type DatasetConfig struct {
 
 // EvalConfig sets how forwards run.
 type EvalConfig struct {
-	Backend             string `toml:"backend"` // cpu | cuda | auto
-	DType               string `toml:"dtype"`   // float32 | bfloat16 (storage; compute is float32)
+	Backend string `toml:"backend"` // cpu | cuda | auto
+	// Device is the GPU a GPU backend opens (its CUDA device index); the
+	// CPU backend ignores it. Local workers (cluster.workers) take
+	// Device, Device+1, ….
+	Device              int    `toml:"device"`
+	DType               string `toml:"dtype"` // float32 | bfloat16 (storage; compute is float32)
 	EvalBatchSize       int    `toml:"eval_batch_size"`
 	FitnessEvalParallel int    `toml:"fitness_eval_parallel"`
 	Threads             int    `toml:"threads"` // CPU worker threads in total; 0 = all cores

@@ -126,6 +126,8 @@ func TestLoadConfigErrors(t *testing.T) {
 			`c.toml: eval.eval_batch_size = 0: must be ≥ 1`},
 		{"parallel negative", "[eval]\nfitness_eval_parallel = -2\n",
 			`c.toml: eval.fitness_eval_parallel = -2: must be ≥ 0 (0 = the backend's suggestion)`},
+		{"device negative", "[eval]\ndevice = -1\n",
+			`c.toml: eval.device = -1: must be ≥ 0 (a CUDA device index)`},
 		{"backend", "[eval]\nbackend = \"gpu\"\n",
 			`c.toml: eval.backend = "gpu": must be one of "cpu", "cuda", "auto"`},
 		{"dtype", "[eval]\ndtype = \"float16\"\n",

@@ -46,7 +46,8 @@ func (c *Config) StagingConfig() staging.Config {
 }
 
 // BackendOptions is what a backend is opened with: dtype, memory, fault
-// injection, and each forward's share of eval.threads. log receives the
+// injection, the GPU (eval.device), and each forward's share of
+// eval.threads. log receives the
 // backend's own events (nil: none).
 func (c *Config) BackendOptions(log *zerolog.Logger) (evaluator.BackendOptions, error) {
 	dt, err := vram.ParseDType(c.Eval.DType)
@@ -57,6 +58,7 @@ func (c *Config) BackendOptions(log *zerolog.Logger) (evaluator.BackendOptions, 
 		DType:       dt,
 		MemoryBytes: int64(c.VRAM.MemoryBytes),
 		Faults:      vram.FaultOptions{Rate: c.VRAM.FaultRate, Seed: uint64(c.VRAM.FaultSeed), At: c.VRAM.FaultAt},
+		DeviceIndex: c.Eval.Device,
 		Threads:     evaluator.ThreadsPerForward(c.Eval.Threads, c.Eval.FitnessEvalParallel),
 		Parallel:    c.Eval.FitnessEvalParallel,
 		Logger:      log,

@@ -64,6 +64,7 @@ func (c *Config) Validate() error {
 
 	e := &c.Eval
 	oneOf("eval.backend", e.Backend, "cpu", "cuda", "auto")
+	check(e.Device >= 0, "eval.device", e.Device, "must be ≥ 0 (a CUDA device index)")
 	oneOf("eval.dtype", e.DType, "float32", "bfloat16")
 	check(e.EvalBatchSize >= 1, "eval.eval_batch_size", e.EvalBatchSize, "must be ≥ 1")
 	check(e.FitnessEvalParallel >= 0, "eval.fitness_eval_parallel", e.FitnessEvalParallel, "must be ≥ 0 (0 = the backend's suggestion)")

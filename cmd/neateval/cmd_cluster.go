@@ -25,30 +25,44 @@ func remoteFor(cfg *config.Config) run.OpenRemote {
 	return nil
 }
 
-// cmdWorker is `neateval worker`: one worker (one device) of a cluster.
-func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// workerOptions are worker's flags that are not config keys.
+type workerOptions struct {
+	ConfigPath string
+	Spec       cluster.WorkerSpec // --name, --evolve
+}
+
+// newWorkerFlags declares worker's flags: --config, --name, --evolve, and
+// one flag per config key it overrides.
+func newWorkerFlags(o *workerOptions) (*flag.FlagSet, *config.Overrides) {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
-	cfgPath := fs.String("config", "", "config `FILE` (TOML): the data set, backend and [cluster] keys")
-	var spec cluster.WorkerSpec
-	fs.StringVar(&spec.Name, "name", "", "worker `NAME` in logs and results (default host-pid)")
-	fs.BoolVar(&spec.Evolve, "evolve", false, "score `neateval evolve` runs of this config: on its [evolve] validation set")
+	fs.StringVar(&o.ConfigPath, "config", "", "config `FILE` (TOML): the data set, backend and [cluster] keys")
+	fs.StringVar(&o.Spec.Name, "name", "", "worker `NAME` in logs and results (default host-pid)")
+	fs.BoolVar(&o.Spec.Evolve, "evolve", false, "score `neateval evolve` runs of this config: on its [evolve] validation set")
 	ov := config.NewOverrides(fs)
 	ov.Bind("nats", "cluster.nats_url", "take items from the NATS server at `URL` (cluster.nats_url)")
 	ov.Bind("dataset-kind", "dataset.kind", "dataset `KIND` (dataset.kind): the run's")
 	ov.Bind("dataset-path", "dataset.path", "`DIR` of the dataset files (dataset.path)")
 	ov.Bind("limit", "dataset.limit", "the first `N` images only, 0 = all (dataset.limit)")
 	ov.Bind("backend", "eval.backend", "`B`: cpu, cuda or auto (eval.backend)")
+	ov.Bind("device", "eval.device", "GPU `N` a GPU backend opens: its CUDA device index (eval.device)")
 	ov.Bind("threads", "eval.threads", "CPU threads, `N` (eval.threads)")
 	bindLogFlags(ov)
+	return fs, ov
+}
+
+// cmdWorker is `neateval worker`: one worker (one device) of a cluster.
+func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var o workerOptions
+	fs, ov := newWorkerFlags(&o)
 	if err := parseFlags(fs, args, stdout, workerUsage); err != nil {
 		return err
 	}
-	cfg, err := ov.Load(*cfgPath)
+	cfg, err := ov.Load(o.ConfigPath)
 	if err != nil {
 		return err
 	}
 	log := run.NewLogger(cfg.Output.LogFormat, cfg.Output.LogLevel, stderr)
-	return cluster.RunWorker(ctx, cfg, spec, &log)
+	return cluster.RunWorker(ctx, cfg, o.Spec, &log)
 }
 
 // cmdBroker is `neateval broker`: a standalone NATS server with JetStream.

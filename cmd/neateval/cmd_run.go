@@ -28,6 +28,7 @@ func newRunFlags(o *runOptions) (*flag.FlagSet, *config.Overrides) {
 	ov.Bind("dataset-path", "dataset.path", "`DIR` of the dataset files (dataset.path)")
 	ov.Bind("limit", "dataset.limit", "score on the first `N` images only, 0 = all (dataset.limit)")
 	ov.Bind("backend", "eval.backend", "`B`: cpu, cuda or auto (eval.backend)")
+	ov.Bind("device", "eval.device", "GPU `N` a GPU backend opens: its CUDA device index; with --workers, worker k opens N+k (eval.device)")
 	ov.Bind("eval-batch-size", "eval.eval_batch_size", "images per forward slice, `N` (eval.eval_batch_size)")
 	ov.Bind("fitness-eval-parallel", "eval.fitness_eval_parallel", "forwards in flight at once, `N` (eval.fitness_eval_parallel)")
 	ov.Bind("results", "output.results", "results `FILE`, JSON Lines (output.results)")
