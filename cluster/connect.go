@@ -26,9 +26,58 @@ func Connect(url, name string, c *config.ClusterConfig) (*nats.Conn, error) {
 	}
 	nc, err := nats.Connect(url, append(opts, more...)...)
 	if err != nil {
-		return nil, fmt.Errorf("nats %s: %w", redact(url), err)
+		return nil, &ConnectError{URL: redact(url), Presented: presented(url, c), Err: err}
 	}
 	return nc, nil
+}
+
+// ConnectError is a connection to a NATS server that failed: the server
+// refused the credentials, TLS failed, or none answered. It names the
+// server (its URL without user information) and what was presented to it,
+// never a secret:
+//
+//	nats nats://10.0.0.5:4222 (presented: nkey seed file /etc/neateval/worker.nk): nats: authorization violation
+type ConnectError struct {
+	URL       string // without user information
+	Presented string // the credentials and TLS files presented, or "no credentials"
+	Err       error  // nats.go's: nats.ErrAuthorization, a TLS or network error, ...
+}
+
+func (e *ConnectError) Error() string {
+	return fmt.Sprintf("nats %s (presented: %s): %v", e.URL, e.Presented, e.Err)
+}
+
+func (e *ConnectError) Unwrap() error { return e.Err }
+
+// presented says which credentials and TLS files a connection to url with
+// c presents: the keys and paths, not their contents.
+func presented(url string, c *config.ClusterConfig) string {
+	var p []string
+	if c.Credentials != "" {
+		p = append(p, "credentials file "+c.Credentials+" (cluster.credentials)")
+	}
+	if c.NKey != "" {
+		p = append(p, "nkey seed file "+c.NKey+" (cluster.nkey)")
+	}
+	switch {
+	case c.TokenFile != "":
+		p = append(p, "token of file "+c.TokenFile+" (cluster.token_file)")
+	case os.Getenv(TokenEnv) != "":
+		p = append(p, "token of $"+TokenEnv)
+	}
+	if redact(url) != url {
+		p = append(p, "user information in the URL")
+	}
+	if len(p) == 0 {
+		p = append(p, "no credentials")
+	}
+	if c.TLSCA != "" {
+		p = append(p, "TLS CA "+c.TLSCA+" (cluster.tls_ca)")
+	}
+	if c.TLSCert != "" {
+		p = append(p, "client certificate "+c.TLSCert+" (cluster.tls_cert)")
+	}
+	return strings.Join(p, ", ")
 }
 
 // authOptions are nats.go's options for the credentials and TLS files.

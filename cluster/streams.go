@@ -45,36 +45,65 @@ func setup(ctx context.Context, js jetstream.JetStream, q Queue) (jetstream.Cons
 	if q.Memory {
 		storage = jetstream.MemoryStorage
 	}
-	_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name: ItemsStream, Subjects: []string{ItemsPrefix + ">"},
-		Retention: jetstream.WorkQueuePolicy, Storage: storage, Duplicates: 2 * time.Minute,
+	err := settle(ctx, func() error {
+		_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+			Name: ItemsStream, Subjects: []string{ItemsPrefix + ">"},
+			Retention: jetstream.WorkQueuePolicy, Storage: storage, Duplicates: 2 * time.Minute,
+		})
+		return err
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("stream %s: %w", ItemsStream, err)
 	}
-	_, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name: ResultsStream, Subjects: []string{ResultsPrefix + ">"},
-		Retention: jetstream.LimitsPolicy, Storage: storage, MaxAge: resultsMaxAge, Duplicates: 2 * time.Minute,
+	err = settle(ctx, func() error {
+		_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+			Name: ResultsStream, Subjects: []string{ResultsPrefix + ">"},
+			Retention: jetstream.LimitsPolicy, Storage: storage, MaxAge: resultsMaxAge, Duplicates: 2 * time.Minute,
+		})
+		return err
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("stream %s: %w", ResultsStream, err)
 	}
-	cons, err := js.CreateOrUpdateConsumer(ctx, ItemsStream, jetstream.ConsumerConfig{
-		Durable: WorkersName, AckPolicy: jetstream.AckExplicitPolicy,
-		AckWait: q.AckWait, MaxDeliver: q.MaxDeliver, MaxAckPending: -1,
+	var cons jetstream.Consumer
+	err = settle(ctx, func() (err error) {
+		cons, err = js.CreateOrUpdateConsumer(ctx, ItemsStream, jetstream.ConsumerConfig{
+			Durable: WorkersName, AckPolicy: jetstream.AckExplicitPolicy,
+			AckWait: q.AckWait, MaxDeliver: q.MaxDeliver, MaxAckPending: -1,
+		})
+		return err
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("consumer %s: %w", WorkersName, err)
 	}
-	obs, err := js.ObjectStore(ctx, WeightsBucket)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		obs, err = js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: WeightsBucket, Storage: storage, TTL: resultsMaxAge})
-		if errors.Is(err, jetstream.ErrBucketExists) {
-			obs, err = js.ObjectStore(ctx, WeightsBucket)
+	var obs jetstream.ObjectStore
+	err = settle(ctx, func() (err error) {
+		obs, err = js.ObjectStore(ctx, WeightsBucket)
+		if errors.Is(err, jetstream.ErrBucketNotFound) {
+			obs, err = js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: WeightsBucket, Storage: storage, TTL: resultsMaxAge})
 		}
-	}
+		return err
+	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("object store %s: %w", WeightsBucket, err)
 	}
 	return cons, obs, nil
+}
+
+// settleTries is how many times settle calls its function.
+const settleTries = 5
+
+// settle calls do until it succeeds, settleTries times at most, a
+// little longer apart each time. A coordinator and its workers that start
+// together on a fresh server race to make the same streams, and the
+// server may refuse all but the first (in operator mode the others get
+// "error creating store for stream", not "already exists"); tried again,
+// each finds what the first made.
+func settle(ctx context.Context, do func() error) error {
+	err := do()
+	for try := 1; err != nil && try < settleTries && ctx.Err() == nil; try++ {
+		sleep(ctx, time.Duration(try)*50*time.Millisecond)
+		err = do()
+	}
+	return err
 }

@@ -2,7 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/neateval/neateval/cluster"
 )
@@ -40,4 +47,103 @@ func TestDeviceFlag(t *testing.T) {
 	if _, err := ov.Load(""); err == nil || exitCode(err) != exitUsage {
 		t.Errorf("worker --device -1: %v (exit %d), want a usage error", err, exitCode(err))
 	}
+}
+
+// An item that fails on every delivery ends `neateval run --nats` with
+// exit code 3 and error lines naming the cause, never a hang (the
+// context's deadline would end it with another code). The workers are
+// real and fail for real reasons: one whose device memory
+// (vram.memory_bytes) the cached validation set nearly fills, so that no
+// chunk of population_gpu_chunk_bytes fits under the usage ceiling (an
+// out-of-memory no halving of the batch can fix); one with another data
+// set, which refuses the items.
+func TestRunItemFailsEveryDelivery(t *testing.T) {
+	const common = "[population]\ngenerate_size = 4\n[dataset]\nkind = \"synthetic\"\nsynthetic_size = 1300\n" +
+		"[cluster]\nmax_deliver = 2\nack_wait_seconds = 2\nitem_genomes = 2\n[eval]\nthreads = 1\n"
+	tests := []struct {
+		name, worker string
+		cause        []string // in every genome's error
+	}{
+		{"device too small", common + "[vram]\nmemory_bytes = \"4MiB\"\npopulation_gpu_chunk_bytes = \"1MiB\"\n",
+			[]string{"failed on every delivery", "staging: fixed memory", "leaves nothing under the ceiling of 80% of 4194304 bytes"}},
+		{"another data set", strings.Replace(common, "synthetic_size = 1300", "synthetic_size = 1200", 1),
+			[]string{"failed on every delivery", "refused by worker w: data set"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := cluster.StartBroker(cluster.BrokerOptions{Port: 0, StoreDir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Shutdown()
+			dir := t.TempDir()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			wctx, stopWorker := context.WithCancel(ctx)
+			var wlog syncWriter
+			werr := make(chan error, 1)
+			go func() {
+				werr <- runMain(wctx, []string{"worker", "--nats", b.ClientURL(), "--config", writeConfig(t, tt.worker), "--name", "w",
+					"--log-format", "json"}, io.Discard, &wlog)
+			}()
+			results := filepath.Join(dir, "results.jsonl")
+			var stderr bytes.Buffer
+			err = runMain(ctx, []string{"run", "--nats", b.ClientURL(), "--config", writeConfig(t, common), "--results", results,
+				"--progress", "off", "--log-format", "json"}, io.Discard, &stderr)
+			stopWorker()
+			wErr := <-werr
+			if code := report(err, &stderr); code != exitGenomeErrs || wErr != nil {
+				t.Fatalf("exit %d (%v), want %d; the worker: %v\n%s", code, err, exitGenomeErrs, wErr, stderr.String())
+			}
+			if msg := lastLine(stderr.String()); !strings.HasPrefix(msg, "neateval: 4 of 4 genomes got an error result") {
+				t.Errorf("the message: %q", msg)
+			}
+			lines := readLines(t, results)
+			if len(lines) != 4 {
+				t.Fatalf("%d result lines, want 4", len(lines))
+			}
+			for _, l := range lines {
+				for _, c := range tt.cause {
+					if !strings.Contains(l, c) {
+						t.Errorf("result %s lacks %q", l, c)
+					}
+				}
+			}
+			if !strings.Contains(wlog.String(), `"event":"item_`) {
+				t.Errorf("the worker logged no item event:\n%s", wlog.String())
+			}
+		})
+	}
+}
+
+// syncWriter is a log destination that goroutines share.
+type syncWriter struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *syncWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+func readLines(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSpace(string(data)), "\n")
+}
+
+func lastLine(s string) string {
+	l := strings.Split(strings.TrimSpace(s), "\n")
+	return l[len(l)-1]
 }
