@@ -94,11 +94,10 @@ func setup(ctx context.Context, js jetstream.JetStream, q Queue) (jetstream.Cons
 const settleTries = 5
 
 // settle calls do until it succeeds, settleTries times at most, a
-// little longer apart each time. A coordinator and its workers that start
-// together on a fresh server race to make the same streams, and the
-// server may refuse all but the first (in operator mode the others get
-// "error creating store for stream", not "already exists"); tried again,
-// each finds what the first made.
+// little longer apart each time. On a fresh server in operator mode, a
+// worker and a coordinator that connect and make the streams at once,
+// while the server registers their account, can be refused ("error
+// creating store for stream"); tried again, each finds the streams.
 func settle(ctx context.Context, do func() error) error {
 	err := do()
 	for try := 1; err != nil && try < settleTries && ctx.Err() == nil; try++ {

@@ -147,3 +147,37 @@ func lastLine(s string) string {
 	l := strings.Split(strings.TrimSpace(s), "\n")
 	return l[len(l)-1]
 }
+
+// `neateval broker` beyond loopback without a token is refused before it
+// listens (exit 2, with what to do), and starts with one.
+func TestBrokerNeedsToken(t *testing.T) {
+	t.Setenv(cluster.TokenEnv, "")
+	args := []string{"broker", "--listen", "0.0.0.0", "--port", "0", "--store", t.TempDir()}
+	var stderr bytes.Buffer
+	code := report(runMain(context.Background(), args, io.Discard, &stderr), &stderr)
+	want := "neateval: broker on 0.0.0.0: the broker listens beyond loopback: it needs a token or a user and password; give one with --token-file FILE or $NEATEVAL_NATS_TOKEN, or listen on 127.0.0.1\n"
+	if code != exitUsage || stderr.String() != want {
+		t.Errorf("exit %d, %q; want %d, %q", code, stderr.String(), exitUsage, want)
+	}
+
+	token := filepath.Join(t.TempDir(), "token")
+	os.WriteFile(token, []byte("tok-cmd-5c1a\n"), 0o600)
+	ctx, cancel := context.WithCancel(context.Background())
+	var logs syncWriter
+	done := make(chan error, 1)
+	go func() { done <- runMain(ctx, append(args, "--token-file", token), io.Discard, &logs) }()
+	for !strings.Contains(logs.String(), "broker_started") {
+		select {
+		case err := <-done:
+			t.Fatalf("broker with a token: %v", err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("broker: %v", err)
+	}
+	if strings.Contains(logs.String(), "tok-cmd-5c1a") {
+		t.Errorf("the broker logged its token:\n%s", logs.String())
+	}
+}

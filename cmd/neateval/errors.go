@@ -61,7 +61,8 @@ func isUsage(err error) bool {
 	var ce *run.CheckpointError
 	var oe *harness.OptionError
 	return errors.As(err, &oe) || errors.As(err, &ue) || errors.As(err, &fe) || errors.As(err, &ve) || errors.As(err, &fle) ||
-		errors.As(err, &ce) || errors.Is(err, results.ErrOtherRun) || errors.Is(err, serve.ErrTokenRequired)
+		errors.As(err, &ce) || errors.Is(err, results.ErrOtherRun) || errors.Is(err, serve.ErrTokenRequired) ||
+		errors.Is(err, cluster.ErrNoCredentials)
 }
 
 // isOutcome reports whether err is how a run ended rather than a failure:
@@ -90,6 +91,8 @@ func advice(err error) string {
 		return "run again with --resume to continue"
 	case errors.Is(err, serve.ErrTokenRequired):
 		return "give one with --token-file FILE or $" + serve.TokenEnv + ", or listen on 127.0.0.1"
+	case errors.Is(err, cluster.ErrNoCredentials):
+		return "give one with --token-file FILE or $" + cluster.TokenEnv + ", or listen on 127.0.0.1"
 	case errors.As(err, &nw):
 		return "start workers (neateval worker --nats URL) and run again with --resume"
 	}
