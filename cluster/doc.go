@@ -39,6 +39,12 @@
 // float64 metrics that round-trip exactly, so the evolution is the one a
 // single process runs.
 //
+// Connect opens a connection with the [cluster] credentials (a .creds
+// file, an nkey seed, a token from a file or $NEATEVAL_NATS_TOKEN) and TLS
+// files; a refusal is a *ConnectError naming the server and what was
+// presented, never a secret. StartBroker listens beyond loopback only with
+// credentials.
+//
 // Session and OpenRemote plug the cluster into run.Run and run.Evolve
 // (Spec.Remote, EvolveSpec.Remote): `neateval run|evolve --workers N` (an
 // in-process broker and N local workers) and `--nats URL`; RunWorker and
