@@ -68,14 +68,14 @@ func presented(url string, c *config.ClusterConfig) string {
 	if redact(url) != url {
 		p = append(p, "user information in the URL")
 	}
+	if c.TLSCert != "" {
+		p = append(p, "client certificate "+c.TLSCert+" (cluster.tls_cert)")
+	}
 	if len(p) == 0 {
 		p = append(p, "no credentials")
 	}
 	if c.TLSCA != "" {
 		p = append(p, "TLS CA "+c.TLSCA+" (cluster.tls_ca)")
-	}
-	if c.TLSCert != "" {
-		p = append(p, "client certificate "+c.TLSCert+" (cluster.tls_cert)")
 	}
 	return strings.Join(p, ", ")
 }
@@ -116,7 +116,8 @@ func authOptions(c *config.ClusterConfig) ([]nats.Option, error) {
 	return opts, nil
 }
 
-// redact is url without the user information it may hold.
+// redact is url without the user information it may hold (nats.go's
+// ConnectedUrlRedacted hides a password but not a token: nats://TOKEN@host).
 func redact(url string) string {
 	if at := strings.LastIndex(url, "@"); at >= 0 {
 		if s := strings.Index(url, "://"); s >= 0 && s < at {

@@ -31,14 +31,11 @@ import (
 func natsServer(t *testing.T, set func(*server.Options)) string {
 	t.Helper()
 	o := &server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(),
-		NoSigs: true, NoLog: os.Getenv("NATSLOG") == "", Debug: true, MaxPayload: 8 << 20}
+		NoSigs: true, NoLog: true, MaxPayload: 8 << 20}
 	set(o)
 	s, err := server.NewServer(o)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if os.Getenv("NATSLOG") != "" {
-		s.ConfigureLogger()
 	}
 	s.Start()
 	if !s.ReadyForConnections(10 * time.Second) {

@@ -15,8 +15,8 @@ import (
 	"github.com/neateval/neateval/config"
 )
 
-// A server that wants a token: the token from cluster.token_file or from
-// $NEATEVAL_NATS_TOKEN lets a worker and a coordinator in; a wrong one,
+// A server that wants a token: the token from cluster.token_file, from
+// $NEATEVAL_NATS_TOKEN or in the URL lets a worker and a coordinator in; a wrong one,
 // none, or a missing file is refused with a message naming what was
 // presented; the token is in no error and no log line.
 func TestTokenAuth(t *testing.T) {
@@ -31,6 +31,9 @@ func TestTokenAuth(t *testing.T) {
 	noSecret(t, "logs (token_file)", scoreOver(t, server(), config.ClusterConfig{TokenFile: good}), secrets)
 	t.Setenv(cluster.TokenEnv, token)
 	noSecret(t, "logs ($"+cluster.TokenEnv+")", scoreOver(t, server(), config.ClusterConfig{}), secrets)
+	t.Setenv(cluster.TokenEnv, "")
+	inURL := strings.Replace(server(), "nats://", "nats://"+token+"@", 1)
+	noSecret(t, "logs (the URL's)", scoreOver(t, inURL, config.ClusterConfig{}), secrets)
 
 	url := server()
 	t.Setenv(cluster.TokenEnv, "")
@@ -41,7 +44,7 @@ func TestTokenAuth(t *testing.T) {
 	t.Setenv(cluster.TokenEnv, "tok-wrong-5521")
 	refused(t, "wrong token in the environment", url, config.ClusterConfig{}, secrets,
 		"Authorization Violation", "presented: token of $"+cluster.TokenEnv)
-	refused(t, "token in the URL", strings.Replace(url, "nats://", "nats://"+"tok-wrong-5521@", 1), config.ClusterConfig{}, secrets,
+	refused(t, "token in the URL", strings.Replace(url, "nats://", "nats://tok-wrong-5521@", 1), config.ClusterConfig{}, secrets,
 		"Authorization Violation", "[REDACTED]", "user information in the URL")
 
 	_, err := cluster.Connect(url, "test", &config.ClusterConfig{TokenFile: bad})
@@ -49,6 +52,19 @@ func TestTokenAuth(t *testing.T) {
 	if !errors.As(err, &ce) || !errors.Is(err, nats.ErrAuthorization) {
 		t.Errorf("a wrong token: %#v, want a *ConnectError wrapping nats.ErrAuthorization", err)
 	}
+}
+
+// A user and password in the URL (a broker's BrokerOptions.User and
+// Password): let in, and the password is in no log line; refused with a
+// wrong one, the error hides it.
+func TestPasswordInURL(t *testing.T) {
+	const password = "pw-3e8d0b61"
+	url := natsServer(t, func(o *server.Options) { o.Username, o.Password = "neateval", password })
+	t.Setenv(cluster.TokenEnv, "")
+	secrets := []string{password, "pw-wrong-77"}
+	noSecret(t, "logs", scoreOver(t, strings.Replace(url, "nats://", "nats://neateval:"+password+"@", 1), config.ClusterConfig{}), secrets)
+	refused(t, "a wrong password", strings.Replace(url, "nats://", "nats://neateval:pw-wrong-77@", 1), config.ClusterConfig{}, secrets,
+		"Authorization Violation", "nats://[REDACTED]@127.0.0.1", "presented: user information in the URL")
 }
 
 // A server that knows a user by its nkey: the user's seed file
@@ -135,7 +151,7 @@ func TestTLSClientCerts(t *testing.T) {
 	url := server()
 	refused(t, "no client certificate", url, config.ClusterConfig{TLSCA: p.CA}, secrets, "presented: no credentials, TLS CA "+p.CA)
 	refused(t, "a certificate of another CA", url, config.ClusterConfig{TLSCA: p.CA, TLSCert: other.ClientCert, TLSKey: other.ClientKey},
-		secrets, "client certificate "+other.ClientCert+" (cluster.tls_cert)")
+		secrets, "presented: client certificate "+other.ClientCert+" (cluster.tls_cert), TLS CA "+p.CA)
 }
 
 func tlsServer(t *testing.T, p *pki, verify bool) func(*server.Options) {

@@ -104,7 +104,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	w.cache.obs = obs
 	w.log.Info().Str(KeyEvent, EventWorkerStarted).Str(KeyWorker, w.o.Name).
-		Str(KeyURL, w.nc.ConnectedUrlRedacted()).Msgf("worker %s started", w.o.Name)
+		Str(KeyURL, redact(w.nc.ConnectedUrl())).Msgf("worker %s started", w.o.Name)
 	go w.heartbeat(ctx)
 	defer w.dropSampled()
 	for ctx.Err() == nil {
