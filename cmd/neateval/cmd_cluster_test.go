@@ -148,10 +148,14 @@ func lastLine(s string) string {
 	return l[len(l)-1]
 }
 
-// `neateval broker` beyond loopback without a token is refused before it
-// listens (exit 2, with what to do), and starts with one.
-func TestBrokerNeedsToken(t *testing.T) {
+// `neateval broker` listens on loopback by default; beyond loopback
+// without a token it is refused before it listens (exit 2, with what to
+// do), and starts with one.
+func TestBrokerLoopbackOrToken(t *testing.T) {
 	t.Setenv(cluster.TokenEnv, "")
+	if logs := serveBroker(t, "broker", "--port", "0", "--store", t.TempDir()); !strings.Contains(logs, "nats://127.0.0.1:") {
+		t.Errorf("by default the broker listens on:\n%s", logs)
+	}
 	args := []string{"broker", "--listen", "0.0.0.0", "--port", "0", "--store", t.TempDir()}
 	var stderr bytes.Buffer
 	code := report(runMain(context.Background(), args, io.Discard, &stderr), &stderr)
@@ -162,22 +166,29 @@ func TestBrokerNeedsToken(t *testing.T) {
 
 	token := filepath.Join(t.TempDir(), "token")
 	os.WriteFile(token, []byte("tok-cmd-5c1a\n"), 0o600)
+	if logs := serveBroker(t, append(args, "--token-file", token)...); strings.Contains(logs, "tok-cmd-5c1a") {
+		t.Errorf("the broker logged its token:\n%s", logs)
+	}
+}
+
+// serveBroker runs `neateval args...` until it logs broker_started, stops
+// it, and returns its logs.
+func serveBroker(t *testing.T, args ...string) string {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var logs syncWriter
 	done := make(chan error, 1)
-	go func() { done <- runMain(ctx, append(args, "--token-file", token), io.Discard, &logs) }()
+	go func() { done <- runMain(ctx, args, io.Discard, &logs) }()
 	for !strings.Contains(logs.String(), "broker_started") {
 		select {
 		case err := <-done:
-			t.Fatalf("broker with a token: %v", err)
+			t.Fatalf("%v: %v", args, err)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
 	cancel()
 	if err := <-done; err != nil {
-		t.Errorf("broker: %v", err)
+		t.Errorf("%v: %v", args, err)
 	}
-	if strings.Contains(logs.String(), "tok-cmd-5c1a") {
-		t.Errorf("the broker logged its token:\n%s", logs.String())
-	}
+	return logs.String()
 }
