@@ -77,7 +77,7 @@ func scoreOver(t *testing.T, url string, cc config.ClusterConfig) (logs string) 
 	log := run.NewLogger("json", "debug", &buf)
 	ctx, stop := context.WithCancel(withTimeout(t, time.Minute))
 	werr := make(chan error, 1)
-	go func() { werr <- cluster.RunWorker(ctx, cfg, "w", &log) }()
+	go func() { werr <- cluster.RunWorker(ctx, cfg, cluster.WorkerSpec{Name: "w"}, &log) }()
 	s, err := run.Run(ctx, run.Spec{Config: cfg, Logger: &log, Remote: cluster.OpenRemote})
 	stop()
 	if wErr := <-werr; err != nil || wErr != nil {
@@ -103,7 +103,7 @@ func refused(t *testing.T, name, url string, cc config.ClusterConfig, secrets []
 	cfg.Cluster, cfg.Cluster.NATSURL = cc, url
 	var buf syncBuffer
 	log := run.NewLogger("json", "debug", &buf)
-	werr := cluster.RunWorker(withTimeout(t, 30*time.Second), cfg, "w", &log)
+	werr := cluster.RunWorker(withTimeout(t, 30*time.Second), cfg, cluster.WorkerSpec{Name: "w"}, &log)
 	ds, derr := run.OpenDataset(cfg, &nop)
 	if derr != nil {
 		t.Fatal(derr)
