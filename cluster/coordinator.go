@@ -19,8 +19,8 @@ import (
 
 // CoordinatorOptions configure a Coordinator.
 type CoordinatorOptions struct {
-	// Identity is the run's: Dataset and Fitness are required; Version and
-	// Format default to this build's.
+	// Identity is the run's (IdentityOf): Dataset, Data and Fitness are
+	// required; Version and Format default to this build's.
 	Identity Identity
 	// Queue sets up the streams and the workers' consumer.
 	Queue Queue
@@ -55,8 +55,8 @@ var _ evaluator.Scorer = (*Coordinator)(nil)
 
 // NewCoordinator makes a coordinator on a connection.
 func NewCoordinator(nc *nats.Conn, o CoordinatorOptions) (*Coordinator, error) {
-	if o.Identity.Dataset == "" || o.Identity.Fitness == "" {
-		return nil, errors.New("coordinator: the identity needs a data set and a fitness")
+	if o.Identity.Dataset == "" || o.Identity.Data == "" || o.Identity.Fitness == "" {
+		return nil, errors.New("coordinator: the identity needs a data set, its digest and a fitness (IdentityOf)")
 	}
 	if o.Identity.Version == "" {
 		o.Identity.Version = run.Version()

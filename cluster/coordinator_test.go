@@ -100,3 +100,32 @@ func TestIdentityRefused(t *testing.T) {
 		}
 	}
 }
+
+// A worker whose data set has the run's name and size but other pixels
+// (another normalisation, say) refuses the items: the identity carries
+// the data's digest.
+func TestOtherImagesRefused(t *testing.T) {
+	f := newFixture(t, 4)
+	q := cluster.Queue{AckWait: 2 * time.Second, MaxDeliver: 2}
+	other := *f.ds
+	other.Images = make([]float32, len(f.ds.Images))
+	for i, v := range f.ds.Images {
+		other.Images[i] = (v - 0.1307) / 0.3081
+	}
+	l, err := cluster.OpenLocal(f.cfg, &other, &nop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	f.startWorker("renormalised", l.Options())
+	c := f.coordinator(cluster.CoordinatorOptions{Queue: q, ItemGenomes: 2})
+	got, err := c.Evaluate(withTimeout(t, 30*time.Second), f.pop, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range got {
+		if r.Err == nil || !strings.Contains(r.Err.Error(), "of other images (digest") {
+			t.Errorf("genome %d: err = %v, want the refusal", r.GenomeID, r.Err)
+		}
+	}
+}

@@ -12,8 +12,9 @@
 // genomes go into the object store (WeightsBucket) as a population file
 // pair, so a worker fetches only the weights it scores; genomes that do not
 // compile get their error results from the coordinator, as the evaluator
-// gives them. Results are published as results-file
-// lines on ResultsStream under the run id, de-duplicated by the item's
+// gives them. An item carries the run's Identity (version, format, data
+// set name and size, the SHA-256 of its pixels, fitness). Results are
+// published as results-file lines on ResultsStream under the run id, de-duplicated by the item's
 // message id, and the coordinator keeps one result per genome index.
 //
 //	b, _ := cluster.StartBroker(cluster.BrokerOptions{Port: -1}) // in-process

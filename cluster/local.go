@@ -15,7 +15,7 @@ import (
 
 // IdentityOf is the identity of runs of cfg on data set ds.
 func IdentityOf(cfg *config.Config, ds *datasets.Dataset) Identity {
-	return Identity{Version: run.Version(), Format: neat.FormatV1, Dataset: ds.Identity(), Fitness: cfg.Eval.Fitness}
+	return Identity{Version: run.Version(), Format: neat.FormatV1, Dataset: ds.Identity(), Data: ds.Digest(), Fitness: cfg.Eval.Fitness}
 }
 
 // Local is a worker's scoring on this process's device: the backend cfg
@@ -28,6 +28,7 @@ type Local struct {
 	cfg  *config.Config
 	ds   *datasets.Dataset
 	opts evaluator.Options
+	id   Identity
 }
 
 // OpenLocal opens the backend cfg names and an evaluator on ds.
@@ -36,7 +37,7 @@ func OpenLocal(cfg *config.Config, ds *datasets.Dataset, log *zerolog.Logger) (*
 	if err != nil {
 		return nil, err
 	}
-	l := &Local{b: b, cfg: cfg.WithParallel(b), ds: ds}
+	l := &Local{b: b, cfg: cfg.WithParallel(b), ds: ds, id: IdentityOf(cfg, ds)}
 	l.opts = l.cfg.EvaluatorOptions(log)
 	l.Evaluator, err = evaluator.New(b, ds, l.cfg.StagingConfig(), l.opts)
 	if err != nil {
@@ -60,7 +61,7 @@ func (l *Local) Sample(s Sample) (ev evaluator.Scorer, done func(), err error) {
 
 // Options are the worker options that score on l.
 func (l *Local) Options() WorkerOptions {
-	return WorkerOptions{Identity: IdentityOf(l.cfg, l.ds), Scorer: l.Evaluator, Sampler: l.Sample}
+	return WorkerOptions{Identity: l.id, Scorer: l.Evaluator, Sampler: l.Sample}
 }
 
 // Close closes the evaluator and the backend.

@@ -40,6 +40,10 @@ type Identity struct {
 	Version string `json:"version"` // neateval's (run.Version)
 	Format  string `json:"format"`  // the population format's (neat.FormatV1)
 	Dataset string `json:"dataset"` // the validation set's ds.Identity()
+	// Data is the data set's ds.Digest(): its pixels as scored, so that a
+	// worker whose copy has the same name and size but other images (other
+	// files, another dataset.mean or std) refuses rather than mis-scores.
+	Data    string `json:"data"`
 	Fitness string `json:"fitness"` // the fitness function's name
 }
 
@@ -55,6 +59,9 @@ func (have Identity) Mismatch(want Identity) string {
 	}
 	if have.Dataset != want.Dataset {
 		diffs = append(diffs, fmt.Sprintf("data set %q, the run's is %q", have.Dataset, want.Dataset))
+	}
+	if have.Data != want.Data && have.Dataset == want.Dataset {
+		diffs = append(diffs, fmt.Sprintf("data set %q of other images (digest %s, the run's is %s)", have.Dataset, short(have.Data), short(want.Data)))
 	}
 	if have.Fitness != want.Fitness {
 		diffs = append(diffs, fmt.Sprintf("fitness %q, the run's is %q", have.Fitness, want.Fitness))
@@ -167,6 +174,12 @@ func ParseResults(data []byte, n int) ([]results.Result, error) {
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// short is a digest's first 12 hex digits.
+func short(d string) string {
+	d = strings.TrimPrefix(d, "sha256:")
+	return d[:min(len(d), 12)]
 }
 
 // runToken is the run id as a subject token (no colon).

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/neateval/neateval/config"
 	"github.com/neateval/neateval/datasets"
@@ -79,32 +80,52 @@ func QueueOf(cc *config.ClusterConfig, memory bool) Queue {
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // startLocal starts cfg.Cluster.Workers workers on the in-process broker,
-// each with the config LocalWorkerConfig gives it.
+// each with the config LocalWorkerConfig gives it. They open their
+// backends at the same time: a run waits for the slowest, not for the sum.
 func (s *Session) startLocal(cfg *config.Config, ds *datasets.Dataset, q Queue, log *zerolog.Logger) error {
 	n := cfg.Cluster.Workers
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stop = cancel
+	workers := make([]*Worker, n)
+	closers := make([][]func(), n)
+	var g errgroup.Group
 	for k := range n {
-		l, err := OpenLocal(LocalWorkerConfig(cfg, k), ds, log)
-		if err != nil {
+		g.Go(func() (err error) {
+			workers[k], closers[k], err = s.openWorker(LocalWorkerConfig(cfg, k), ds, q, k, log)
 			return err
-		}
-		s.closers = append(s.closers, l.Close)
-		nc, err := s.broker.Connect("neateval worker " + strconv.Itoa(k))
-		if err != nil {
-			return err
-		}
-		s.closers = append(s.closers, nc.Close)
-		o := l.Options()
-		o.Name, o.Queue, o.Logger = "local-"+strconv.Itoa(k), q, log
-		w, err := NewWorker(nc, o)
-		if err != nil {
-			return err
-		}
+		})
+	}
+	err := g.Wait()
+	for _, c := range closers {
+		s.closers = append(s.closers, c...)
+	}
+	if err != nil {
+		return err
+	}
+	for _, w := range workers {
 		s.wg.Add(1)
 		go func() { defer s.wg.Done(); w.Run(ctx) }()
 	}
 	return nil
+}
+
+// openWorker opens local worker k and its connection; closers release
+// what was opened, even on an error.
+func (s *Session) openWorker(wc *config.Config, ds *datasets.Dataset, q Queue, k int, log *zerolog.Logger) (w *Worker, closers []func(), err error) {
+	l, err := OpenLocal(wc, ds, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	closers = append(closers, l.Close)
+	nc, err := s.broker.Connect("neateval worker " + strconv.Itoa(k))
+	if err != nil {
+		return nil, closers, err
+	}
+	closers = append(closers, nc.Close)
+	o := l.Options()
+	o.Name, o.Queue, o.Logger = "local-"+strconv.Itoa(k), q, log
+	w, err = NewWorker(nc, o)
+	return w, closers, err
 }
 
 // ScoreRun is run.Remote's method: Score on the run's header.

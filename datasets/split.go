@@ -1,7 +1,11 @@
 package datasets
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 )
@@ -32,4 +36,23 @@ func (d *Dataset) Subset(idx []int, name string) *Dataset {
 		s.Labels = append(s.Labels, d.Labels[i])
 	}
 	return &s
+}
+
+// Digest is "sha256:" and the hex SHA-256 of the labels and of the images'
+// float32 values (little-endian), as they are scored: normalisation
+// included. Two sets of the same Identity but other pixels (another mean
+// and std, another copy of the files) have different digests. It reads
+// every image: a few tens of milliseconds for MNIST's 10,000.
+func (d *Dataset) Digest() string {
+	h := sha256.New()
+	h.Write(d.Labels)
+	var buf [4096]byte
+	for i := 0; i < len(d.Images); {
+		n := 0
+		for ; n < len(buf) && i < len(d.Images); n, i = n+4, i+1 {
+			binary.LittleEndian.PutUint32(buf[n:], math.Float32bits(d.Images[i]))
+		}
+		h.Write(buf[:n])
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }

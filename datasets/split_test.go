@@ -2,6 +2,7 @@ package datasets_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/neateval/neateval/datasets"
@@ -35,5 +36,25 @@ func TestSampleAndSubset(t *testing.T) {
 	}
 	if all, _ := d.Sample(500, 1); len(all) != 100 {
 		t.Errorf("n above N: %d drawn", len(all))
+	}
+}
+
+// Digest tells apart sets of the same name and size whose pixels or labels
+// differ, and is the same for equal contents.
+func TestDigest(t *testing.T) {
+	a := datasets.Synthetic(50, 1, 8, 8, 10, 1)
+	b := *a
+	b.Images, b.Labels = slices.Clone(a.Images), slices.Clone(a.Labels)
+	if a.Digest() != b.Digest() || !strings.HasPrefix(a.Digest(), "sha256:") {
+		t.Fatalf("equal sets: digests %s and %s", a.Digest(), b.Digest())
+	}
+	b.Images[len(b.Images)-1] += 1e-6
+	if a.Digest() == b.Digest() {
+		t.Error("a pixel changed, the digest did not")
+	}
+	b.Images[len(b.Images)-1] = a.Images[len(a.Images)-1]
+	b.Labels[0] = (b.Labels[0] + 1) % 10
+	if a.Digest() == b.Digest() {
+		t.Error("a label changed, the digest did not")
 	}
 }
