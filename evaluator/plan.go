@@ -56,13 +56,13 @@ func Plan(b Backend, s PlanSpec) (*DryRun, error) {
 	}
 	graphs := map[int]*neat.Graph{}
 	var order []int
-	for _, c := range compileAll(s.Population) {
-		if c.res != nil {
+	for i, g := range Compile(s.Population).Graphs {
+		if g == nil {
 			d.Invalid++
 			continue
 		}
-		graphs[c.index] = c.g
-		order = append(order, c.index)
+		graphs[i] = g
+		order = append(order, i)
 	}
 	d.Items = items(b, graphs, order, d.Batch, s.Options.CacheData)
 	for _, it := range d.Items {

@@ -165,3 +165,117 @@ func BenchmarkForwardFixedCost(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGenomeFixedCost splits what scoring one small genome on a small
+// validation set costs, per genome, over 200 genomes of the small preset
+// (seed 9) on 50 images: compiling it (every weight checked), the memory
+// model's sizing (the three Footprints the evaluator asks for: the
+// planner's batch, 1 and 1,025 images), loading its weights into the arena,
+// its forward on one thread and on two (one tile: the kernels share each
+// call's images), and the whole Evaluate, one genome at a time on two
+// threads or two genomes at a time on one thread each. Each reports
+// µs/genome.
+//
+//	go test -run '^$' -bench GenomeFixedCost -benchmem ./evaluator/cpu/
+func BenchmarkGenomeFixedCost(b *testing.B) {
+	const n, images = 200, 50
+	in := neat.Input{Channels: 1, Height: 28, Width: 28}
+	pop := neat.Generate(9, n, in, 10, neat.DefaultGenConfig())
+	ds := datasets.Synthetic(images, 1, 28, 28, 10, 1)
+	graphs := make([]*neat.Graph, n)
+	for i, gen := range pop.Genomes {
+		g, err := neat.Compile(gen, in, 10)
+		if err != nil {
+			b.Fatal(err)
+		}
+		graphs[i] = g
+	}
+	perGenome := func(b *testing.B) {
+		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*n), "µs/genome")
+	}
+	newBackend := func(b *testing.B, threads int) *cpu.Backend {
+		be, err := cpu.New(evaluator.BackendOptions{DType: vram.Float32, MemoryBytes: 2 << 30, Threads: threads})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { be.Close() })
+		return be
+	}
+	b.Run("compile", func(b *testing.B) {
+		for b.Loop() {
+			for _, gen := range pop.Genomes {
+				if _, err := neat.Compile(gen, in, 10); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		perGenome(b)
+	})
+	b.Run("footprint", func(b *testing.B) {
+		be := newBackend(b, 2)
+		for b.Loop() {
+			for _, g := range graphs {
+				be.Footprint(g, images, true)
+				be.Footprint(g, 1, true)
+				be.Footprint(g, 1025, true)
+			}
+		}
+		perGenome(b)
+	})
+	b.Run("load", func(b *testing.B) {
+		be := newBackend(b, 2)
+		for b.Loop() {
+			for _, g := range graphs {
+				m, err := be.Load(g)
+				if err != nil {
+					b.Fatal(err)
+				}
+				m.Unload()
+			}
+		}
+		perGenome(b)
+	})
+	for _, threads := range []int{1, 2} {
+		b.Run(fmt.Sprintf("forward/threads=%d", threads), func(b *testing.B) {
+			be := newBackend(b, threads)
+			d, err := be.PrepareData(ds, true)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer d.Release()
+			ms := make([]evaluator.Model, n)
+			for i, g := range graphs {
+				if ms[i], err = be.Load(g); err != nil {
+					b.Fatal(err)
+				}
+				defer ms[i].Unload()
+			}
+			for b.Loop() {
+				for _, m := range ms {
+					if _, err := be.Forward(context.Background(), m, d, 0, images); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			perGenome(b)
+		})
+	}
+	for _, c := range []struct{ parallel, threads int }{{1, 2}, {2, 1}} {
+		b.Run(fmt.Sprintf("evaluate/parallel=%d/threads=%d", c.parallel, c.threads), func(b *testing.B) {
+			be := newBackend(b, c.threads)
+			e, err := evaluator.New(be, ds, staging.DefaultConfig(), evaluator.Options{
+				Parallel: c.parallel, Threads: c.parallel * c.threads, CacheData: true,
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer e.Close()
+			for b.Loop() {
+				if _, err := e.Evaluate(context.Background(), pop, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			perGenome(b)
+		})
+	}
+}

@@ -221,6 +221,12 @@ func ConvPackedWorkspace(s ConvShape, b, threads int) int { return convWorkspace
 // (a smaller one included) and the packing, and each of these grows with b.
 func convWorkspace(s ConvShape, b, threads int, prepacked bool) int {
 	s.check()
+	return memoWorkspace(wsKey{s: s, b: b, threads: threads, prepacked: prepacked}, func() int {
+		return convWorkspaceOf(s, b, threads, prepacked)
+	})
+}
+
+func convWorkspaceOf(s ConvShape, b, threads int, prepacked bool) int {
 	n := 0
 	for p := range numPaths {
 		for nv := 1; nv <= maxNV; nv++ {
