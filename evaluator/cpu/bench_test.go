@@ -171,8 +171,9 @@ func BenchmarkForwardFixedCost(b *testing.B) {
 // (seed 9) on 50 images: compiling it (every weight checked), the memory
 // model's sizing (the three Footprints the evaluator asks for: the
 // planner's batch, 1 and 1,025 images), loading its weights into the arena,
-// its forward on one thread and on two (one tile: the kernels share each
-// call's images), and the whole Evaluate, one genome at a time on two
+// its forward on one thread and on two (one tile: its images split between
+// two parts, or, as before, the kernels sharing each call's images), and the
+// whole Evaluate, one genome at a time on two
 // threads or two genomes at a time on one thread each. Each reports
 // µs/genome.
 //
@@ -235,9 +236,13 @@ func BenchmarkGenomeFixedCost(b *testing.B) {
 		}
 		perGenome(b)
 	})
-	for _, threads := range []int{1, 2} {
-		b.Run(fmt.Sprintf("forward/threads=%d", threads), func(b *testing.B) {
-			be := newBackend(b, threads)
+	for _, c := range []struct {
+		threads int
+		split   string
+	}{{1, "-"}, {2, "parts"}, {2, "kernels"}} {
+		b.Run(fmt.Sprintf("forward/threads=%d/split=%s", c.threads, c.split), func(b *testing.B) {
+			defer cpu.SetTileParallel(cpu.SetTileParallel(c.split != "kernels"))
+			be := newBackend(b, c.threads)
 			d, err := be.PrepareData(ds, true)
 			if err != nil {
 				b.Fatal(err)
@@ -278,4 +283,73 @@ func BenchmarkGenomeFixedCost(b *testing.B) {
 			perGenome(b)
 		})
 	}
+}
+
+// BenchmarkOneTileSplit compares, in one run, the two ways two threads
+// share a forward of one tile (50 images of a small genome): its images
+// split between two parts, each through every step on one thread (the
+// default), and every kernel call sharing its images between the threads
+// (before). The two alternate genome by genome, so that a machine whose
+// load changes slows both alike; it reports each one's µs/genome and
+// kernels÷parts.
+//
+//	go test -run '^$' -bench OneTileSplit -benchtime 5x ./evaluator/cpu/
+func BenchmarkOneTileSplit(b *testing.B) {
+	const n, images = 200, 50
+	in := neat.Input{Channels: 1, Height: 28, Width: 28}
+	pop := neat.Generate(9, n, in, 10, neat.DefaultGenConfig())
+	ds := datasets.Synthetic(images, 1, 28, 28, 10, 1)
+	type variant struct {
+		be *cpu.Backend
+		d  evaluator.Data
+		ms []evaluator.Model
+		t  time.Duration
+	}
+	vs := make([]*variant, 2)
+	for i, split := range []bool{true, false} {
+		be, err := cpu.New(evaluator.BackendOptions{DType: vram.Float32, MemoryBytes: 2 << 30, Threads: 2})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer be.Close()
+		v := &variant{be: be}
+		if v.d, err = be.PrepareData(ds, true); err != nil {
+			b.Fatal(err)
+		}
+		defer v.d.Release()
+		prev := cpu.SetTileParallel(split)
+		for _, gen := range pop.Genomes {
+			g, err := neat.Compile(gen, in, 10)
+			if err != nil {
+				b.Fatal(err)
+			}
+			m, err := be.Load(g)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer m.Unload()
+			// The first forward plans the split; the model keeps the plan.
+			if _, err := be.Forward(context.Background(), m, v.d, 0, images); err != nil {
+				b.Fatal(err)
+			}
+			v.ms = append(v.ms, m)
+		}
+		cpu.SetTileParallel(prev)
+		vs[i] = v
+	}
+	for b.Loop() {
+		for i := range n {
+			for _, v := range vs {
+				start := time.Now()
+				if _, err := v.be.Forward(context.Background(), v.ms[i], v.d, 0, images); err != nil {
+					b.Fatal(err)
+				}
+				v.t += time.Since(start)
+			}
+		}
+	}
+	per := func(v *variant) float64 { return float64(v.t.Microseconds()) / float64(b.N*n) }
+	b.ReportMetric(per(vs[0]), "µs/genome(parts)")
+	b.ReportMetric(per(vs[1]), "µs/genome(kernels)")
+	b.ReportMetric(per(vs[1])/per(vs[0]), "kernels/parts")
 }

@@ -127,17 +127,33 @@ func fromBF16_512(dst []float32, src []uint16)
 //go:noescape
 func fromBF16_256(dst []float32, src []uint16)
 
+// applyVec applies act to x with the vector kernel of path p, the last
+// partial vector included: it goes through the kernel in a padded copy, so
+// that every element gets the same arithmetic wherever it sits. With the
+// pure-Go twin for the tail (its float32 algorithms, but another rounding:
+// no fused multiply-adds), an element's activation depended on its place in
+// the call, and so on how a forward grouped its images.
 func applyVec(p Path, act Act, x []float32) {
-	n := 0
+	var lanes int
+	kernel := act512
 	switch p {
 	case AVX512:
-		n = len(x) &^ 15
-		act512(int(act), x[:n])
+		lanes = 16
 	case AVX2:
-		n = len(x) &^ 7
-		act256(int(act), x[:n])
+		lanes, kernel = 8, act256
+	default:
+		applyGo(act, x)
+		return
 	}
-	applyGo(act, x[n:])
+	n := len(x) &^ (lanes - 1)
+	kernel(int(act), x[:n])
+	if n == len(x) {
+		return
+	}
+	var pad [16]float32
+	copy(pad[:], x[n:])
+	kernel(int(act), pad[:lanes])
+	copy(x[n:], pad[:len(x)-n])
 }
 
 func addVec(p Path, dst, src []float32) {
