@@ -128,7 +128,14 @@ func (c *Backend) plansFor(m *model, n int, streamed bool) *forwardPlans {
 			return p
 		}
 	}
-	p := &forwardPlans{n: n, streamed: streamed, blockSize: c.plan(m.g, n, streamed).size, ws: c.workspace(m.g, n, streamed)}
+	ws := c.workspace(m.g, n, streamed)
+	block := ws.size
+	if n > ws.tile {
+		// A slice of one tile touches all of its block: the two layouts are
+		// the same.
+		block = c.plan(m.g, n, streamed).size
+	}
+	p := &forwardPlans{n: n, streamed: streamed, blockSize: block, ws: ws}
 	if len(m.plans) == maxPlans {
 		m.plans = m.plans[1:] // the oldest size goes
 	}
