@@ -221,12 +221,11 @@ func ConvPackedWorkspace(s ConvShape, b, threads int) int { return convWorkspace
 // (a smaller one included) and the packing, and each of these grows with b.
 func convWorkspace(s ConvShape, b, threads int, prepacked bool) int {
 	s.check()
-	return memoWorkspace(wsKey{s: s, b: b, threads: threads, prepacked: prepacked}, func() int {
-		return convWorkspaceOf(s, b, threads, prepacked)
-	})
+	return memoWorkspace(wsKey{s: s, b: b, threads: threads, prepacked: prepacked}, convWorkspaceOf)
 }
 
-func convWorkspaceOf(s ConvShape, b, threads int, prepacked bool) int {
+func convWorkspaceOf(k wsKey) int {
+	s, b, threads, prepacked := k.s, k.b, k.threads, k.prepacked
 	n := 0
 	for p := range numPaths {
 		for nv := 1; nv <= maxNV; nv++ {

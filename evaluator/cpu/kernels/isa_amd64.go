@@ -134,26 +134,27 @@ func fromBF16_256(dst []float32, src []uint16)
 // no fused multiply-adds), an element's activation depended on its place in
 // the call, and so on how a forward grouped its images.
 func applyVec(p Path, act Act, x []float32) {
-	var lanes int
-	kernel := act512
+	var pad [16]float32
 	switch p {
 	case AVX512:
-		lanes = 16
+		n := len(x) &^ 15
+		act512(int(act), x[:n])
+		if n < len(x) {
+			copy(pad[:], x[n:])
+			act512(int(act), pad[:16])
+			copy(x[n:], pad[:])
+		}
 	case AVX2:
-		lanes, kernel = 8, act256
+		n := len(x) &^ 7
+		act256(int(act), x[:n])
+		if n < len(x) {
+			copy(pad[:], x[n:])
+			act256(int(act), pad[:8])
+			copy(x[n:], pad[:])
+		}
 	default:
 		applyGo(act, x)
-		return
 	}
-	n := len(x) &^ (lanes - 1)
-	kernel(int(act), x[:n])
-	if n == len(x) {
-		return
-	}
-	var pad [16]float32
-	copy(pad[:], x[n:])
-	kernel(int(act), pad[:lanes])
-	copy(x[n:], pad[:len(x)-n])
 }
 
 func addVec(p Path, dst, src []float32) {

@@ -1,9 +1,6 @@
 package kernels
 
-import (
-	"sync"
-	"sync/atomic"
-)
+import "sync"
 
 // The workspace functions take the largest workspace over every path, tile
 // width and algorithm (up to 3 × 8 × 2 plans of a convolution), and a
@@ -20,25 +17,31 @@ type wsKey struct {
 	dense, prepacked bool
 }
 
-var (
-	wsMemo  sync.Map // wsKey → int
-	wsCount atomic.Int64
-)
+var wsMemo struct {
+	sync.RWMutex
+	m map[wsKey]int
+}
 
 // wsMemoMax bounds the answers kept (a few MB); past it, answers are
 // computed and not kept.
 const wsMemoMax = 1 << 16
 
 // memoWorkspace returns f(), computed once per key.
-func memoWorkspace(k wsKey, f func() int) int {
-	if v, ok := wsMemo.Load(k); ok {
-		return v.(int)
+func memoWorkspace(k wsKey, f func(wsKey) int) int {
+	wsMemo.RLock()
+	n, ok := wsMemo.m[k]
+	wsMemo.RUnlock()
+	if ok {
+		return n
 	}
-	n := f()
-	if wsCount.Load() < wsMemoMax {
-		if _, loaded := wsMemo.LoadOrStore(k, n); !loaded {
-			wsCount.Add(1)
-		}
+	n = f(k)
+	wsMemo.Lock()
+	if wsMemo.m == nil {
+		wsMemo.m = make(map[wsKey]int)
 	}
+	if len(wsMemo.m) < wsMemoMax {
+		wsMemo.m[k] = n
+	}
+	wsMemo.Unlock()
 	return n
 }
