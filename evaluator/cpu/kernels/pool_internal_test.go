@@ -9,13 +9,13 @@ import (
 
 // TestPoolVecSameAsGo: the vector pools give the scalar loop's results bit
 // for bit (signed zeros and NaN included), for strides 1 to 5 and windows
-// 1 to 5, max and average.
+// 1 to 5, max and average, rows of one to several 16-output chunks.
 func TestPoolVecSameAsGo(t *testing.T) {
 	if selected() != AVX512 {
 		t.Skip("no AVX-512 on this machine")
 	}
 	r := rand.New(rand.NewPCG(1, 2))
-	for _, dims := range [][2]int{{26, 26}, {28, 28}, {7, 9}, {13, 40}} {
+	for _, dims := range [][2]int{{26, 26}, {28, 28}, {7, 9}, {13, 40}, {6, 150}} {
 		h, w := dims[0], dims[1]
 		const planes = 3
 		src := make([]float32, planes*h*w)
