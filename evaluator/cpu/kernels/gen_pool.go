@@ -269,6 +269,7 @@ func (g *vg) genPoolRow() {
 	g.p("\tMOVQ SI, AX")
 	g.loadTap("first")
 	g.p("\tVMOVAPS Z0, Z4")
+	g.p("\tVCMPPS $3, Z4, Z4, K5") // K5: the lanes whose acc is NaN
 	g.p("prow_taps:")
 	g.p("\tMOVQ SI, DX") // row ky
 	g.p("\tMOVQ R9, R12")
@@ -279,10 +280,14 @@ func (g *vg) genPoolRow() {
 	g.loadTap("tap")
 	g.p("\tTESTQ R11, R11")
 	g.p("\tJEQ prow_add")
-	// acc = maxNaN(acc, v): acc if acc is NaN, else v if v > acc or v is NaN.
+	// acc = maxNaN(acc, v): acc if acc is NaN, else v if v > acc or v is
+	// NaN. VMAXPS gives v if v > acc, else acc (NaN or a tie included);
+	// a NaN v replaces acc where acc is not NaN yet (K5, kept aside of
+	// the acc chain: once NaN, acc stays that NaN).
 	g.p("\tVMAXPS Z4, Z0, Z5")
-	g.p("\tVCMPPS $7, Z4, Z4, K5")
-	g.p("\tVCMPPS $3, Z0, Z0, K5, K1")
+	g.p("\tVCMPPS $3, Z0, Z0, K1")
+	g.p("\tKANDNW K1, K5, K1")
+	g.p("\tKORW K1, K5, K5")
 	g.p("\tVMOVAPS Z0, K1, Z5")
 	g.p("\tVMOVAPS Z5, Z4")
 	g.p("\tJMP prow_tapnext")

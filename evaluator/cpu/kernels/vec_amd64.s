@@ -472,6 +472,7 @@ prow_first4:
 	VPERMI2PS Z7, Z6, Z0
 prow_firstok:
 	VMOVAPS Z0, Z4
+	VCMPPS $3, Z4, Z4, K5
 prow_taps:
 	MOVQ SI, DX
 	MOVQ R9, R12
@@ -507,8 +508,9 @@ prow_tapok:
 	TESTQ R11, R11
 	JEQ prow_add
 	VMAXPS Z4, Z0, Z5
-	VCMPPS $7, Z4, Z4, K5
-	VCMPPS $3, Z0, Z0, K5, K1
+	VCMPPS $3, Z0, Z0, K1
+	KANDNW K1, K5, K1
+	KORW K1, K5, K5
 	VMOVAPS Z0, K1, Z5
 	VMOVAPS Z5, Z4
 	JMP prow_tapnext
