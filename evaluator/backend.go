@@ -40,6 +40,7 @@ type Backend interface {
 	// Footprint predicts the device memory of one genome: its weights, and
 	// the peak of activations plus workspace during a forward of b images.
 	// It is the memory model of the staging planner and the batch controller.
+	// It may be called from several goroutines at once.
 	Footprint(g *neat.Graph, b int, cachedData bool) Footprint
 	// Close releases the device.
 	Close() error

@@ -103,6 +103,18 @@ func (e *Evaluator) Evaluate(ctx context.Context, pop *neat.Population, onChunk 
 	if err := e.CheckPopulation(pop); err != nil {
 		return nil, err
 	}
+	return e.EvaluateCompiled(ctx, pop, Compile(pop), onChunk)
+}
+
+// EvaluateCompiled is Evaluate of a population already compiled: c is
+// Compile(pop), or its Subset for a population of some of its genomes.
+func (e *Evaluator) EvaluateCompiled(ctx context.Context, pop *neat.Population, c *Compiled, onChunk func([]Result) error) ([]Result, error) {
+	if err := e.CheckPopulation(pop); err != nil {
+		return nil, err
+	}
+	if err := c.check(pop); err != nil {
+		return nil, err
+	}
 	results := make([]Result, len(pop.Genomes))
 	for i, g := range pop.Genomes {
 		results[i] = failed(i, g.ID, ErrNotEvaluated)
@@ -110,14 +122,15 @@ func (e *Evaluator) Evaluate(ctx context.Context, pop *neat.Population, onChunk 
 	var invalid []Result
 	graphs := map[int]*neat.Graph{}
 	var order []int
-	for _, c := range compileAll(pop) {
-		if c.res != nil {
-			results[c.index] = *c.res
-			invalid = append(invalid, *c.res)
+	for i, g := range c.Graphs {
+		if c.Errs[i] != nil {
+			r := failed(i, pop.Genomes[i].ID, c.Errs[i])
+			results[i] = r
+			invalid = append(invalid, r)
 			continue
 		}
-		graphs[c.index] = c.g
-		order = append(order, c.index)
+		graphs[i] = g
+		order = append(order, i)
 	}
 	for _, r := range invalid {
 		e.opts.Logger.Warn().Str(KeyEvent, EventGenomeInvalid).Int64(KeyGenome, r.GenomeID).Int(KeyIndex, r.Index).Msg(r.Err.Error())

@@ -10,7 +10,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/neateval/neateval/neat"
 	"github.com/neateval/neateval/vram"
 )
 
@@ -122,26 +121,6 @@ func ThreadsPerForward(threads, parallel int) int {
 		threads = runtime.GOMAXPROCS(0)
 	}
 	return max(1, threads/max(parallel, 1))
-}
-
-// compiled is a genome ready to score, or the reason it is not.
-type compiled struct {
-	index int
-	g     *neat.Graph
-	res   *Result // set for a genome that failed to compile
-}
-
-func compileAll(pop *neat.Population) []compiled {
-	out := make([]compiled, len(pop.Genomes))
-	for i, gen := range pop.Genomes {
-		g, err := neat.Compile(gen, pop.Input, pop.NumClasses)
-		out[i] = compiled{index: i, g: g}
-		if err != nil {
-			r := failed(i, gen.ID, err)
-			out[i].res = &r
-		}
-	}
-	return out
 }
 
 // scoreGenome runs every image of d through a loaded model under the batch

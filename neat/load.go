@@ -30,12 +30,17 @@ func Load(jsonPath string) (*Population, error) {
 // run's id: "sha256:" and the SHA-256 of the two files' bytes as read (so
 // any change to either file changes it). A population held in memory has
 // ContentDigest instead.
+//
+// The F32 tensors of a loaded population are, where they can be, views of
+// one buffer holding the weights file (no copy of 550 MB for 10,000 small
+// genomes); the buffer lives as long as any of them does. Each tensor's
+// Data is its own: writing it changes no other tensor.
 func LoadDigest(jsonPath string) (*Population, string, error) {
 	data, err := os.ReadFile(jsonPath)
 	if err != nil {
 		return nil, "", err // *fs.PathError names the file
 	}
-	_, weights, err := ParsePopulationJSON(data, jsonPath)
+	pop, weights, err := ParsePopulationJSON(data, jsonPath)
 	if err != nil {
 		return nil, "", err
 	}
@@ -44,31 +49,63 @@ func LoadDigest(jsonPath string) (*Population, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: weights %q: %w", jsonPath, weights, err)
 	}
-	return Parse(data, wdata, jsonPath, wpath)
+	// wdata is this function's own: the F32 tensors may be views of it.
+	digest, err := withWeights(pop, data, wdata, wpath, true)
+	if err != nil {
+		return nil, "", err
+	}
+	return pop, digest, nil
 }
 
 // Parse is LoadDigest on the two files' contents, for a population that
 // did not come from disk (an upload, a message): jsonData is the population
 // JSON, weights the safetensors file it names; jsonName and weightsName
 // name them in errors. The digest is the one LoadDigest gives for the same
-// bytes on disk.
+// bytes on disk. The population's tensors are copies: weights stays the
+// caller's.
 func Parse(jsonData, weights []byte, jsonName, weightsName string) (*Population, string, error) {
 	pop, _, err := ParsePopulationJSON(jsonData, jsonName)
 	if err != nil {
 		return nil, "", err
 	}
+	digest, err := withWeights(pop, jsonData, weights, weightsName, false)
+	if err != nil {
+		return nil, "", err
+	}
+	return pop, digest, nil
+}
+
+// withWeights attaches the tensors of the safetensors file weights to pop
+// (parsed from jsonData) and returns the two files' digest, computed on
+// another core meanwhile: for 10,000 small genomes (550 MB) hashing takes
+// as long as the rest. When own is true, weights is not used by anything
+// else, and F32 tensors become views of it instead of copies (see
+// stEntry.view).
+func withWeights(pop *Population, jsonData, weights []byte, weightsName string, own bool) (string, error) {
+	digest := make(chan string, 1)
+	go func() { digest <- fileDigest(jsonData, weights) }()
 	entries, err := parseSafetensors(weights)
 	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w", weightsName, err)
+		<-digest
+		return "", fmt.Errorf("%s: %w", weightsName, err)
 	}
-	attachParams(pop, entries)
-	return pop, fileDigest(jsonData, weights), nil
+	attachParams(pop, entries, own && disjoint(entries))
+	return <-digest, nil
 }
 
 // attachParams gives each listed node of every genome the tensors the
-// weights file holds for it.
-func attachParams(pop *Population, entries map[string]stEntry) {
+// weights file holds for it: views of the file's bytes where view allows
+// (stEntry.view), else decoded copies.
+func attachParams(pop *Population, entries map[string]stEntry, view bool) {
 	var name []byte
+	get := func(e stEntry) *Tensor {
+		if view {
+			if t := e.view(); t != nil {
+				return t
+			}
+		}
+		return e.tensor()
+	}
 	for _, g := range pop.Genomes {
 		for i := range g.Nodes {
 			id := g.Nodes[i].ID
@@ -78,11 +115,11 @@ func attachParams(pop *Population, entries map[string]stEntry) {
 			var p Params
 			name = tensorName(name[:0], g.ID, id, "weight")
 			if e, ok := entries[string(name)]; ok {
-				p.Weight = e.tensor()
+				p.Weight = get(e)
 			}
 			name = tensorName(name[:0], g.ID, id, "bias")
 			if e, ok := entries[string(name)]; ok {
-				p.Bias = e.tensor()
+				p.Bias = get(e)
 			}
 			if p.Weight != nil || p.Bias != nil {
 				g.Params[id] = &p

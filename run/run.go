@@ -112,7 +112,7 @@ func score(ctx context.Context, spec Spec, log *zerolog.Logger) (Summary, error)
 	if err != nil {
 		return Summary{}, err
 	}
-	pop, digest, err := openPopulation(cfg, ds, log)
+	pop, compiled, digest, err := openPopulation(cfg, ds, log)
 	if err != nil {
 		return Summary{}, err
 	}
@@ -154,7 +154,7 @@ func score(ctx context.Context, spec Spec, log *zerolog.Logger) (Summary, error)
 	if remote != nil {
 		rstats, err = scoreRemote(ctx, spec, remote, header, pop, pendingIndexes(len(pop.Genomes), done), all, w)
 	} else {
-		pk, err = scorePending(ctx, spec, b, ds, pop, done, all, w, tb, log)
+		pk, err = scorePending(ctx, spec, b, ds, pop, compiled, done, all, w, tb, log)
 	}
 	if err != nil {
 		w.Close()
@@ -196,9 +196,10 @@ func (pk *peaks) raise(p int64) {
 	}
 }
 
-// scorePending scores the genomes of pop that done lacks, as a population
-// of their own, into all (by population index) and the results file.
-func scorePending(ctx context.Context, spec Spec, b evaluator.Backend, ds *datasets.Dataset, pop *neat.Population,
+// scorePending scores the genomes of pop (compiled: c) that done lacks, as
+// a population of their own, into all (by population index) and the
+// results file.
+func scorePending(ctx context.Context, spec Spec, b evaluator.Backend, ds *datasets.Dataset, pop *neat.Population, c *evaluator.Compiled,
 	done map[int]results.Result, all []results.Result, w *results.Writer, tb *tracker, log *zerolog.Logger) (*peaks, error) {
 	pk := &peaks{}
 	sub := &neat.Population{Input: pop.Input, NumClasses: pop.NumClasses}
@@ -226,7 +227,7 @@ func scorePending(ctx context.Context, spec Spec, b evaluator.Backend, ds *datas
 	}
 	defer ev.Close()
 	tb.batchChanged(0, ev.Batch(), "start")
-	_, err = ev.Evaluate(ctx, sub, func(rs []evaluator.Result) error {
+	_, err = ev.EvaluateCompiled(ctx, sub, c.Subset(index), func(rs []evaluator.Result) error {
 		out := make([]results.Result, len(rs))
 		for k, r := range rs {
 			out[k] = ResultLine(r, index[r.Index])
@@ -326,31 +327,31 @@ func openDataset(spec datasets.Spec) (*datasets.Dataset, error) {
 }
 
 // openPopulation loads the population file, or generates one for the data
-// set's shape, and returns it with its digest for the results file.
-func openPopulation(cfg *config.Config, ds *datasets.Dataset, log *zerolog.Logger) (*neat.Population, string, error) {
+// set's shape, and returns it compiled (once for the whole run: the log's
+// figures and the scoring use the same graphs), with its digest for the
+// results file.
+func openPopulation(cfg *config.Config, ds *datasets.Dataset, log *zerolog.Logger) (*neat.Population, *evaluator.Compiled, string, error) {
 	start := time.Now()
 	pop, digest, err := loadPopulation(&cfg.Population, ds)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, "", err
 	}
-	var invalid int
+	c := evaluator.Compile(pop)
 	var params, weightBytes int64
-	for _, g := range pop.Genomes {
-		gr, err := neat.Compile(g, pop.Input, pop.NumClasses)
-		if err != nil {
-			invalid++
-			continue
+	for _, gr := range c.Graphs {
+		if gr != nil {
+			params += gr.Params
+			weightBytes += gr.WeightBytes(4)
 		}
-		params += gr.Params
-		weightBytes += gr.WeightBytes(4)
 	}
+	invalid := c.Invalid()
 	name := cfg.Population.Name()
 	event(log, zerolog.InfoLevel, EventPopulationLoaded).
 		Str(KeyPopulation, name).Int(KeyGenomes, len(pop.Genomes)).Int(KeyInvalid, invalid).
 		Int64(KeyParams, params).Int64(KeyWeightBytes, weightBytes).Str(KeyDigest, digest).
 		Float64(KeySeconds, time.Since(start).Seconds()).
 		Msgf("population %s: %d genomes (%d invalid), %d parameters", name, len(pop.Genomes), invalid, params)
-	return pop, digest, nil
+	return pop, c, digest, nil
 }
 
 func loadPopulation(p *config.PopulationConfig, ds *datasets.Dataset) (*neat.Population, string, error) {

@@ -23,7 +23,7 @@ import (
 
 // Options say what to measure: `neateval bench`'s flags.
 type Options struct {
-	Preset   string // small | wide | both
+	Preset   string // small | wide | evolve | both (small and wide) | all
 	Size     int    // genomes per population; 0: the preset's own
 	Seed     int64
 	Images   int
@@ -39,10 +39,17 @@ type Options struct {
 	BenchDir string
 }
 
-// Sizes are the population sizes of the presets: the small one as
-// `run` generates it, the wide one smaller, so that both engines score it
-// in about a minute each on two cores.
+// Sizes are the population sizes of the generated presets: the small one
+// as `run` generates it, the wide one smaller, so that both engines score
+// it in about a minute each on two cores. The evolve preset is the
+// genomes of an evolve run shipped with the bench (EvolvePopulation).
 var Sizes = map[string]int{"small": 64, "wide": 16}
+
+// presetsOf are the populations each --preset names.
+var presetsOf = map[string][]string{
+	"small": {"small"}, "wide": {"wide"}, "evolve": {"evolve"},
+	"both": {"small", "wide"}, "all": {"small", "wide", "evolve"},
+}
 
 // OptionError is an option out of its range.
 type OptionError struct{ msg string }
@@ -53,8 +60,8 @@ func optionf(format string, args ...any) error { return &OptionError{fmt.Sprintf
 
 func (o *Options) check() error {
 	switch {
-	case o.Preset != "small" && o.Preset != "wide" && o.Preset != "both":
-		return optionf("bench: --preset %q: want small, wide or both", o.Preset)
+	case presetsOf[o.Preset] == nil:
+		return optionf("bench: --preset %q: want small, wide, evolve, both or all", o.Preset)
 	case o.Size < 0:
 		return optionf("bench: --size %d: must be ≥ 0", o.Size)
 	case o.Images < 1:
@@ -184,12 +191,8 @@ func Run(ctx context.Context, o Options, stderr io.Writer) (*Report, error) {
 			return nil, fmt.Errorf("bench: writing the images for PyTorch: %w", err)
 		}
 	}
-	presets := []string{o.Preset}
-	if o.Preset == "both" {
-		presets = []string{"small", "wide"}
-	}
 	var failed []string
-	for _, preset := range presets {
+	for _, preset := range presetsOf[o.Preset] {
 		pr, err := benchPopulation(ctx, o, cfg, ds, preset, ext, ort, stderr)
 		if err != nil {
 			return nil, err
@@ -239,18 +242,47 @@ func benchConfig(o Options) *config.Config {
 	return cfg
 }
 
-// benchPopulation generates one preset's population and measures it with
-// each engine, o.Repeat times, alternating.
-func benchPopulation(ctx context.Context, o Options, cfg *config.Config, ds *datasets.Dataset, preset string, ext *benchExternal, ort *benchORT, stderr io.Writer) (*PopResult, error) {
+// presetPopulation is the population of one preset for the data set's
+// shape: generated (small, wide: o.Size genomes, or the preset's own, with
+// o.Seed), or the shipped evolve population (its first o.Size genomes, or
+// all).
+func presetPopulation(o Options, ds *datasets.Dataset, preset string) (*neat.Population, error) {
+	in := neat.Input{Channels: ds.Channels, Height: ds.Height, Width: ds.Width}
+	if preset == "evolve" {
+		pop, err := EvolvePopulation()
+		if err != nil {
+			return nil, fmt.Errorf("bench: %w", err)
+		}
+		if pop.Input != in || pop.NumClasses != ds.NumClasses {
+			return nil, optionf("bench: the evolve population is for %d×%d×%d images of %d classes, the data set's are %d×%d×%d of %d",
+				pop.Input.Channels, pop.Input.Height, pop.Input.Width, pop.NumClasses, in.Channels, in.Height, in.Width, ds.NumClasses)
+		}
+		if o.Size > len(pop.Genomes) {
+			return nil, optionf("bench: --size %d: the evolve population has %d genomes", o.Size, len(pop.Genomes))
+		}
+		if o.Size > 0 {
+			pop.Genomes = pop.Genomes[:o.Size]
+		}
+		return pop, nil
+	}
 	size := o.Size
 	if size == 0 {
 		size = Sizes[preset]
 	}
-	in := neat.Input{Channels: ds.Channels, Height: ds.Height, Width: ds.Width}
 	pc := config.PopulationConfig{GenerateSize: size, GenerateSeed: o.Seed, GeneratePreset: preset}
 	pop, err := pc.Generate(in, ds.NumClasses)
 	if err != nil {
 		return nil, optionf("bench: %v", err)
+	}
+	return pop, nil
+}
+
+// benchPopulation generates one preset's population and measures it with
+// each engine, o.Repeat times, alternating.
+func benchPopulation(ctx context.Context, o Options, cfg *config.Config, ds *datasets.Dataset, preset string, ext *benchExternal, ort *benchORT, stderr io.Writer) (*PopResult, error) {
+	pop, err := presetPopulation(o, ds, preset)
+	if err != nil {
+		return nil, err
 	}
 	pr := &PopResult{Preset: preset, Genomes: len(pop.Genomes)}
 	for _, g := range pop.Genomes {

@@ -14,13 +14,13 @@ import (
 	"github.com/neateval/neateval/neat"
 )
 
-// TestBenchSynthetic runs the whole bench on a tiny synthetic set without
-// the external engines: a table row per population and engine, and a JSON
-// report whose figures are the populations'.
+// TestBenchSynthetic runs the whole bench (the three presets) on a tiny
+// synthetic set without the external engines: a table row per population
+// and engine, and a JSON report whose figures are the populations'.
 func TestBenchSynthetic(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "bench.json")
 	var stdout, stderr bytes.Buffer
-	r, err := Run(context.Background(), Options{Preset: "both", Dataset: "synthetic", Images: 40, Size: 3, Seed: 1,
+	r, err := Run(context.Background(), Options{Preset: "all", Dataset: "synthetic", Images: 40, Size: 3, Seed: 1,
 		Torch: "off", Ceiling: "off", ORT: "off", Threads: 2, Repeat: 2, Parallel: 1}, &stderr)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
@@ -29,7 +29,7 @@ func TestBenchSynthetic(t *testing.T) {
 	if err := r.WriteJSON(out); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"40 images of synthetic", "small", "wide", "neateval (cpu)", "PyTorch not run (--torch off)", "ceiling not measured (--ceiling off)"} {
+	for _, want := range []string{"40 images of synthetic", "small", "wide", "evolve", "neateval (cpu)", "PyTorch not run (--torch off)", "ceiling not measured (--ceiling off)"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, stdout.String())
 		}
@@ -42,14 +42,20 @@ func TestBenchSynthetic(t *testing.T) {
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Populations) != 2 || rep.Threads != 2 || rep.Repeat != 2 || rep.Images != 40 {
+	if len(rep.Populations) != 3 || rep.Threads != 2 || rep.Repeat != 2 || rep.Images != 40 {
 		t.Fatalf("report %+v", rep)
 	}
 	in := neat.Input{Channels: 1, Height: 28, Width: 28}
-	for i, preset := range []string{"small", "wide"} {
+	for i, preset := range []string{"small", "wide", "evolve"} {
 		p := rep.Populations[i]
 		pc := config.PopulationConfig{GenerateSize: 3, GenerateSeed: 1, GeneratePreset: preset}
-		pop, err := pc.Generate(in, 10)
+		var pop *neat.Population
+		if preset == "evolve" {
+			pop, err = EvolvePopulation()
+			pop.Genomes = pop.Genomes[:3]
+		} else {
+			pop, err = pc.Generate(in, 10)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

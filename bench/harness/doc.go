@@ -2,7 +2,8 @@
 // against other engines in one run: `neateval bench` is its command line.
 //
 // Run generates each preset's population (the small and the wide preset of
-// neat's generator), scores it through the evaluator exactly as `neateval
+// neat's generator; the evolve preset is a sample of an evolve run's
+// genomes shipped in testdata, EvolvePopulation), scores it through the evaluator exactly as `neateval
 // run` does, and, where they are installed, through PyTorch
 // (bench/torch_ref.py, the same population written in the population
 // format) and the machine's fp32 ceiling (bench/ceiling.sh, OpenBLAS

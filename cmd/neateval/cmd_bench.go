@@ -18,8 +18,8 @@ type benchFlags struct {
 
 func newBenchFlags(o *benchFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.StringVar(&o.Preset, "preset", "both", "population preset, `P`: small, wide or both")
-	fs.IntVar(&o.Size, "size", 0, "genomes per population, `N` (0: 64 small, 16 wide)")
+	fs.StringVar(&o.Preset, "preset", "both", "population preset, `P`: small, wide, evolve (genomes of an evolve run, shipped), both (small and wide) or all")
+	fs.IntVar(&o.Size, "size", 0, "genomes per population, `N` (0: 64 small, 16 wide, every shipped evolve genome)")
 	fs.Int64Var(&o.Seed, "seed", 1, "generator seed, `S`")
 	fs.IntVar(&o.Images, "images", 10000, "images to score each genome on, `N` (the MNIST test set has 10000)")
 	fs.StringVar(&o.Dataset, "dataset", "mnist", "images, `D`: mnist (the real test set) or synthetic")

@@ -12,7 +12,7 @@ func TestBenchFlagErrors(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{[]string{"--preset", "huge"}, `bench: --preset "huge": want small, wide or both`},
+		{[]string{"--preset", "huge"}, `bench: --preset "huge": want small, wide, evolve, both or all`},
 		{[]string{"--images", "0"}, "bench: --images 0: must be ≥ 1"},
 		{[]string{"--dataset", "cifar10"}, `bench: --dataset "cifar10": want mnist or synthetic`},
 		{[]string{"--parallel", "0"}, "bench: --parallel 0: must be ≥ 1"},

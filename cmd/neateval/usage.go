@@ -95,10 +95,11 @@ workers of "neateval worker --evolve" on that server) the generations are
 scored on a cluster: the same run, generation for generation.
 `
 
-const benchUsage = `Usage: neateval bench [--preset small|wide|both] [--size N] [--seed S] [--images N] [--batch N] [--parallel P] [--threads T] [--torch auto|off] [--ort auto|off] [--ceiling auto|off] [--json FILE]
+const benchUsage = `Usage: neateval bench [--preset small|wide|evolve|both|all] [--size N] [--seed S] [--images N] [--batch N] [--parallel P] [--threads T] [--torch auto|off] [--ort auto|off] [--ceiling auto|off] [--json FILE]
 
-Generates the population(s) of the presets (as gen does), scores them on the
-real MNIST test set through the evaluator of ` + "`run`" + ` on the CPU, and reports
+Generates the population(s) of the presets (as gen does; the evolve preset
+is a sample of the genomes of one evolve run, shipped with the bench),
+scores them on the real MNIST test set through the evaluator of ` + "`run`" + ` on the CPU, and reports
 per population: seconds, images·genomes/s and GFLOP/s (FLOPs as the
 population format counts them: Σ over genomes of FLOPs per image × images).
 In the same run, when they are there, it also runs:

@@ -23,8 +23,10 @@
 // A forward runs depth-first in tiles of a few images sized per genome to
 // stay in the core's caches. With T threads it is cut into one part per
 // thread, each taking whole tiles through every step on its own region of
-// the block; a slice of fewer tiles than threads runs as one part whose
-// kernel calls share the threads. In float32, each layer's weights are
+// the block; a slice of one tile (a small validation set) is split by
+// images into one part per thread instead, whose logits are reduced
+// together as the tile's; a slice of several tiles but fewer than threads
+// runs as one part whose kernel calls share the threads. In float32, each layer's weights are
 // packed for the kernels once per forward. In bfloat16, weights and
 // activations are stored as bfloat16 and every step computes in float32
 // on a tile of images converted on the fly. The kernels themselves
@@ -32,8 +34,9 @@
 // assembly) are the package evaluator/cpu/kernels.
 //
 // The tiles are those of a single-threaded forward and their statistics
-// are added tile by tile in order, so results do not depend on the thread
-// count, not even in the last bit of the loss.
+// are added tile by tile in order, and the kernels compute each image the
+// same whatever the other images of a call, so results do not depend on
+// the thread count, not even in the last bit of the loss.
 //
 // # Use
 //

@@ -40,6 +40,9 @@ func (c *Backend) Forward(ctx context.Context, mm evaluator.Model, dd evaluator.
 	p := &plans.ws
 	mem := c.scratch.get(p.size)
 	defer c.scratch.put(mem)
+	if p.split {
+		return c.forwardSplit(ctx, m, d, mem, p, lo, hi)
+	}
 	tiles := make([]evaluator.SliceStats, (n+p.tile-1)/p.tile)
 	packs := c.packWeights(m, mem, p, min(n, p.tile))
 	var next atomic.Int64
@@ -64,6 +67,37 @@ func (c *Backend) Forward(ctx context.Context, mm evaluator.Model, dd evaluator.
 	for _, t := range tiles {
 		st.Add(t)
 	}
+	return st, nil
+}
+
+// forwardSplit computes a slice of one tile, [lo, hi), split by images
+// among the plan's parts (splitOne), one goroutine each, and reduces the
+// gathered logits as the tile's.
+func (c *Backend) forwardSplit(ctx context.Context, m *model, d *data, mem []byte, p *forwardPlan, lo, hi int) (evaluator.SliceStats, error) {
+	b := 0
+	for _, pp := range p.parts {
+		b = max(b, pp.n)
+	}
+	packs := c.packWeights(m, mem, p, b)
+	classes := m.g.NumClasses
+	logits := make([]float32, (hi-lo)*classes)
+	part := func(i int) {
+		pp := &p.parts[i]
+		f := &cpuForward{c: c, m: m, g: m.g, mem: mem, tile: p.tile, plan: p, packs: packs, part: pp, n: pp.n}
+		first := lo + pp.first
+		copy(logits[pp.first*classes:], f.computeTile(d, first, first+pp.n))
+	}
+	if err := ctx.Err(); err != nil {
+		return evaluator.SliceStats{}, err
+	}
+	var wg sync.WaitGroup
+	for i := 1; i < len(p.parts); i++ {
+		wg.Go(func() { part(i) })
+	}
+	part(0)
+	wg.Wait()
+	var st evaluator.SliceStats
+	st.Add(evaluator.Reduce(logits, d.ds.Labels[lo:hi], classes))
 	return st, nil
 }
 
@@ -137,8 +171,15 @@ func (f *cpuForward) run(ctx context.Context, d *data, lo, hi int, tiles []evalu
 	}
 }
 
-// runTile computes one tile: images [lo, hi) of the data set, f.n of them.
+// runTile computes one tile, images [lo, hi) of the data set, f.n of them,
+// and reduces its logits.
 func (f *cpuForward) runTile(d *data, lo, hi int) evaluator.SliceStats {
+	return evaluator.Reduce(f.computeTile(d, lo, hi), d.ds.Labels[lo:hi], f.g.NumClasses)
+}
+
+// computeTile computes images [lo, hi) of the data set, f.n of them,
+// through every step, and returns their logits (a view of the workspace).
+func (f *cpuForward) computeTile(d *data, lo, hi int) []float32 {
 	c, g, n := f.c, f.g, f.n
 	bf16 := c.dtype == vram.BFloat16
 	sz := d.imgSize
@@ -186,8 +227,7 @@ func (f *cpuForward) runTile(d *data, lo, hi int) evaluator.SliceStats {
 			f.stepF32(i, src, f.f32(f.part.out[i], n*s.Out.Size()), ws)
 		}
 	}
-	logits := f.f32(f.part.out[last], n*g.NumClasses)
-	return evaluator.Reduce(logits, d.ds.Labels[lo:hi], g.NumClasses)
+	return f.f32(f.part.out[last], n*g.NumClasses)
 }
 
 // stepWorkspace is the float32 scratch step i needs in a forward of b

@@ -1,6 +1,9 @@
 package cpu
 
-import "sort"
+import (
+	"cmp"
+	"slices"
+)
 
 // planAlign is the alignment of every buffer inside a forward's block: a
 // cache line, and a multiple of every SIMD width the kernels use.
@@ -30,21 +33,22 @@ func memPlan(bufs []interval) int64 {
 	for i := range order {
 		order[i] = i
 	}
-	sort.SliceStable(order, func(a, b int) bool { return bufs[order[a]].size > bufs[order[b]].size })
-	var placed []int
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(bufs[b].size, bufs[a].size) })
+	placed := make([]int, 0, len(bufs))
+	clash := make([]*interval, 0, len(bufs))
 	var end int64
 	for _, i := range order {
 		b := &bufs[i]
 		b.size = (b.size + planAlign - 1) / planAlign * planAlign
 		// Placed buffers sharing a step with b, by offset.
-		var clash []*interval
+		clash = clash[:0]
 		for _, j := range placed {
 			p := &bufs[j]
 			if p.first <= b.last && b.first <= p.last {
 				clash = append(clash, p)
 			}
 		}
-		sort.Slice(clash, func(x, y int) bool { return clash[x].off < clash[y].off })
+		slices.SortFunc(clash, func(x, y *interval) int { return cmp.Compare(x.off, y.off) })
 		var off int64
 		for _, p := range clash {
 			if off+b.size <= p.off {

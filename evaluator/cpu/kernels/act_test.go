@@ -65,3 +65,27 @@ func TestActString(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyPlaceIndependent: an element's activation does not depend on
+// where it sits in the call (a full vector or the last, partial one), so a
+// forward's results do not depend on how its images are grouped in calls.
+func TestApplyPlaceIndependent(t *testing.T) {
+	const n = 64
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(i-n/2)*0.173 + 0.011
+	}
+	for _, act := range []kernels.Act{kernels.Tanh, kernels.Sigmoid, kernels.GELU, kernels.ReLU, kernels.LeakyReLU} {
+		full := append([]float32(nil), x...)
+		kernels.Apply(act, full)
+		for l := 1; l < n; l++ {
+			part := append([]float32(nil), x[:l]...)
+			kernels.Apply(act, part)
+			for i, v := range part {
+				if math.Float32bits(v) != math.Float32bits(full[i]) {
+					t.Fatalf("%v of %v: %v as element %d of %d, %v of %d", act, x[i], v, i, l, full[i], n)
+				}
+			}
+		}
+	}
+}

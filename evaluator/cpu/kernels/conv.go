@@ -221,6 +221,11 @@ func ConvPackedWorkspace(s ConvShape, b, threads int) int { return convWorkspace
 // (a smaller one included) and the packing, and each of these grows with b.
 func convWorkspace(s ConvShape, b, threads int, prepacked bool) int {
 	s.check()
+	return memoWorkspace(wsKey{s: s, b: b, threads: threads, prepacked: prepacked}, convWorkspaceOf)
+}
+
+func convWorkspaceOf(k wsKey) int {
+	s, b, threads, prepacked := k.s, k.b, k.threads, k.prepacked
 	n := 0
 	for p := range numPaths {
 		for nv := 1; nv <= maxNV; nv++ {
@@ -407,6 +412,22 @@ func (j *convJob) run(w int) {
 // the slack stay zero from the clear at the start of the call.
 func prepImage(pl *convPlan, s *ConvShape, prep, img []float32) {
 	S, P := s.Stride, s.Pad
+	// Whole channels at a time where a kernel does a plane in one call (a
+	// row loop per channel that skipped all but the first row cost about
+	// a microsecond per image of 16 channels).
+	switch {
+	case S == 1:
+		for c := range s.C {
+			o := c*pl.plane + P*pl.wq + P
+			copyRows(pl.path, prep[o:o+(s.H-1)*pl.wq+s.W], img[c*s.H*s.W:(c+1)*s.H*s.W], s.H, s.W, pl.wq)
+		}
+		return
+	case S == 2 && pl.nph == 2 && pl.path == AVX512:
+		for c := range s.C {
+			deintPlane(prep[c*4*pl.plane:(c+1)*4*pl.plane], img[c*s.H*s.W:(c+1)*s.H*s.W], s.H, s.W, pl.wq, pl.plane, P)
+		}
+		return
+	}
 	for c := range s.C {
 		for ih := range s.H {
 			row := img[(c*s.H+ih)*s.W : (c*s.H+ih+1)*s.W]
@@ -415,21 +436,8 @@ func prepImage(pl *convPlan, s *ConvShape, prep, img []float32) {
 			if a >= pl.nph {
 				continue
 			}
-			if S == 1 {
-				if ih == 0 {
-					o := c*pl.plane + P*pl.wq + P
-					copyRows(pl.path, prep[o:o+(s.H-1)*pl.wq+s.W], img[c*s.H*s.W:(c+1)*s.H*s.W], s.H, s.W, pl.wq)
-				}
-				continue
-			}
 			base := (c*pl.nph + a) * pl.nph * pl.plane
 			if S == 2 && pl.nph == 2 {
-				if pl.path == AVX512 {
-					if ih == 0 {
-						deintPlane(prep[c*4*pl.plane:(c+1)*4*pl.plane], img[c*s.H*s.W:(c+1)*s.H*s.W], s.H, s.W, pl.wq, pl.plane, P)
-					}
-					continue
-				}
 				deinterleave2(pl.path, prep, base+(y/2)*pl.wq, base+pl.plane+(y/2)*pl.wq, P, row)
 				continue
 			}

@@ -75,6 +75,11 @@ func DenseWorkspace(in, out, b, threads int) int {
 // batch b: the width a call picks may differ with the batch (a smaller one
 // included) and the packing, and each grows with b.
 func denseWorkspace(in, out, b, threads int, prepacked bool) int {
+	return memoWorkspace(wsKey{s: ConvShape{C: in, OC: out}, b: b, threads: threads, dense: true, prepacked: prepacked}, denseWorkspaceOf)
+}
+
+func denseWorkspaceOf(k wsKey) int {
+	in, out, b, threads, prepacked := k.s.C, k.s.OC, k.b, k.threads, k.prepacked
 	n := 0
 	for p := range numPaths {
 		for nv := 1; nv <= maxNV; nv++ {

@@ -212,9 +212,10 @@ func (g *vg) genPack() {
 	g.p("\tRET\n")
 }
 
-// genPoolRow: one output row of a k×k pool with stride 1 or 2 (AVX-512):
-// for each chunk of 16 outputs, reduce the k² strided input vectors (for
-// stride 2, the even lanes of 32 consecutive floats) in pool's order.
+// genPoolRow: one output row of a k×k pool with stride 1, 2 or 4
+// (AVX-512): for each chunk of 16 outputs, reduce the k² strided input
+// vectors (for stride 2, the even lanes of 32 consecutive floats; for
+// stride 4, the even lanes of the even lanes of 64) in pool's order.
 func (g *vg) genPoolRow() {
 	g.p("// func poolRow512(isMax int, out, in []float32, w, k, s int, scale float32)")
 	g.p("TEXT ·poolRow512(SB), NOSPLIT, $0-84")
@@ -231,7 +232,8 @@ func (g *vg) genPoolRow() {
 	g.p("prow_chunk:")
 	g.p("\tTESTQ CX, CX")
 	g.p("\tJEQ prow_done")
-	// n = min(16, CX) outputs; K2: n lanes; K3, K4: the 2n−1 input lanes.
+	// n = min(16, CX) outputs; K2: n lanes; K3, K4: the 2n−1 input lanes
+	// (stride 2), or K3, K4, K6, K7: the 4n−3 input lanes (stride 4).
 	g.p("\tMOVQ CX, BX")
 	g.p("\tCMPQ BX, $16")
 	g.p("\tJLE prow_n")
@@ -245,12 +247,20 @@ func (g *vg) genPoolRow() {
 	g.p("\tDECQ AX")
 	g.p("\tKMOVW AX, K2")
 	g.p("\tLEAQ -1(R12)(R12*1), CX")
+	g.p("\tCMPQ R10, $4")
+	g.p("\tJNE prow_mask")
+	g.p("\tLEAQ -3(R12*4), CX")
+	g.p("prow_mask:")
 	g.p("\tMOVQ $1, AX")
 	g.p("\tSHLQ CX, AX")
 	g.p("\tDECQ AX")
 	g.p("\tKMOVW AX, K3")
 	g.p("\tSHRQ $16, AX")
 	g.p("\tKMOVW AX, K4")
+	g.p("\tSHRQ $16, AX")
+	g.p("\tKMOVW AX, K6")
+	g.p("\tSHRQ $16, AX")
+	g.p("\tKMOVW AX, K7")
 	g.p("\tMOVQ R13, CX")
 	// acc: the first input (max) or 0 (avg).
 	g.p("\tVPXORD Z4, Z4, Z4")
@@ -259,6 +269,7 @@ func (g *vg) genPoolRow() {
 	g.p("\tMOVQ SI, AX")
 	g.loadTap("first")
 	g.p("\tVMOVAPS Z0, Z4")
+	g.p("\tVCMPPS $3, Z4, Z4, K5") // K5: the lanes whose acc is NaN
 	g.p("prow_taps:")
 	g.p("\tMOVQ SI, DX") // row ky
 	g.p("\tMOVQ R9, R12")
@@ -269,10 +280,14 @@ func (g *vg) genPoolRow() {
 	g.loadTap("tap")
 	g.p("\tTESTQ R11, R11")
 	g.p("\tJEQ prow_add")
-	// acc = maxNaN(acc, v): acc if acc is NaN, else v if v > acc or v is NaN.
+	// acc = maxNaN(acc, v): acc if acc is NaN, else v if v > acc or v is
+	// NaN. VMAXPS gives v if v > acc, else acc (NaN or a tie included);
+	// a NaN v replaces acc where acc is not NaN yet (K5, kept aside of
+	// the acc chain: once NaN, acc stays that NaN).
 	g.p("\tVMAXPS Z4, Z0, Z5")
-	g.p("\tVCMPPS $7, Z4, Z4, K5")
-	g.p("\tVCMPPS $3, Z0, Z0, K5, K1")
+	g.p("\tVCMPPS $3, Z0, Z0, K1")
+	g.p("\tKANDNW K1, K5, K1")
+	g.p("\tKORW K1, K5, K5")
 	g.p("\tVMOVAPS Z0, K1, Z5")
 	g.p("\tVMOVAPS Z5, Z4")
 	g.p("\tJMP prow_tapnext")
@@ -309,11 +324,26 @@ func (g *vg) loadTap(tag string) {
 	g.p("\tVMOVUPS.Z (AX), K2, Z0")
 	g.p("\tJMP prow_%sok", tag)
 	g.p("prow_%s2:", tag)
+	g.p("\tCMPQ R10, $4")
+	g.p("\tJEQ prow_%s4", tag)
 	g.p("\tVMOVUPS.Z (AX), K3, Z0")
 	g.p("\tVMOVUPS.Z 64(AX), K4, Z1")
 	g.p("\tVMOVAPS Z14, Z2")
 	g.p("\tVPERMI2PS Z1, Z0, Z2")
 	g.p("\tVMOVAPS Z2, Z0")
+	g.p("\tJMP prow_%sok", tag)
+	// Stride 4: the even lanes of 0–31 and of 32–63, then their even lanes.
+	g.p("prow_%s4:", tag)
+	g.p("\tVMOVUPS.Z (AX), K3, Z0")
+	g.p("\tVMOVUPS.Z 64(AX), K4, Z1")
+	g.p("\tVMOVUPS.Z 128(AX), K6, Z2")
+	g.p("\tVMOVUPS.Z 192(AX), K7, Z3")
+	g.p("\tVMOVAPS Z14, Z6")
+	g.p("\tVPERMI2PS Z1, Z0, Z6")
+	g.p("\tVMOVAPS Z14, Z7")
+	g.p("\tVPERMI2PS Z3, Z2, Z7")
+	g.p("\tVMOVAPS Z14, Z0")
+	g.p("\tVPERMI2PS Z7, Z6, Z0")
 	g.p("prow_%sok:", tag)
 }
 

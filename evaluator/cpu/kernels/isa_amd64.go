@@ -127,17 +127,34 @@ func fromBF16_512(dst []float32, src []uint16)
 //go:noescape
 func fromBF16_256(dst []float32, src []uint16)
 
+// applyVec applies act to x with the vector kernel of path p, the last
+// partial vector included: it goes through the kernel in a padded copy, so
+// that every element gets the same arithmetic wherever it sits. With the
+// pure-Go twin for the tail (its float32 algorithms, but another rounding:
+// no fused multiply-adds), an element's activation depended on its place in
+// the call, and so on how a forward grouped its images.
 func applyVec(p Path, act Act, x []float32) {
-	n := 0
+	var pad [16]float32
 	switch p {
 	case AVX512:
-		n = len(x) &^ 15
+		n := len(x) &^ 15
 		act512(int(act), x[:n])
+		if n < len(x) {
+			copy(pad[:], x[n:])
+			act512(int(act), pad[:16])
+			copy(x[n:], pad[:])
+		}
 	case AVX2:
-		n = len(x) &^ 7
+		n := len(x) &^ 7
 		act256(int(act), x[:n])
+		if n < len(x) {
+			copy(pad[:], x[n:])
+			act256(int(act), pad[:8])
+			copy(x[n:], pad[:])
+		}
+	default:
+		applyGo(act, x)
 	}
-	applyGo(act, x[n:])
 }
 
 func addVec(p Path, dst, src []float32) {
@@ -262,19 +279,45 @@ func packRuns(p Path, dst, src []float32, koff []int32, runs []run, stride int) 
 	}
 }
 
+// maxPoolRow bounds the stride-1 row a pool of a larger stride computes
+// on the stack (poolVec); wider maps take the scalar loop.
+const maxPoolRow = 1024
+
 //go:noescape
 func poolRow512(isMax int, out, in []float32, w, k, s int, scale float32)
 
-// poolVec runs a k×k pool of stride 1 or 2 row by row on AVX-512 and
-// reports whether it did. The kernel reads input rows [oy·s, oy·s+k) and
-// masks every column past the window.
+// poolVec runs a k×k pool row by row on AVX-512 and reports whether it
+// did. The kernel reads input rows [oy·s, oy·s+k) and masks every column
+// past the window. It has strides 1, 2 and 4 (the 4×4 stride-4 pool of
+// the genomes evolve breeds, where the scalar loop was 70% of scoring
+// them); another stride computes the row's windows at stride 1, each in
+// pool's order, and keeps every s-th: s times the work of the windows it
+// keeps, but in vectors.
 func poolVec(p Path, isMax bool, dst, src []float32, planes, h, w, k, s, oh, ow int, scale float32) bool {
-	if p != AVX512 || s > 2 {
+	if p != AVX512 {
 		return false
 	}
 	m := 0
 	if isMax {
 		m = 1
+	}
+	if s > 2 && s != 4 {
+		if w-k+1 > maxPoolRow {
+			return false
+		}
+		var row [maxPoolRow]float32
+		all := row[:w-k+1]
+		for pl := range planes {
+			in := src[pl*h*w : (pl+1)*h*w]
+			for oy := range oh {
+				poolRow512(m, all, in[oy*s*w:(oy*s+k)*w], w, k, 1, scale)
+				out := dst[(pl*oh+oy)*ow : (pl*oh+oy+1)*ow]
+				for ox := range out {
+					out[ox] = all[ox*s]
+				}
+			}
+		}
+		return true
 	}
 	for pl := range planes {
 		in := src[pl*h*w : (pl+1)*h*w]

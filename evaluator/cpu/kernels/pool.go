@@ -39,6 +39,14 @@ func pool(p Path, isMax bool, dst, src []float32, planes, h, w, k, stride, oh, o
 	if poolVec(p, isMax, dst, src, planes, h, w, k, stride, oh, ow, scale) {
 		return
 	}
+	poolGo(isMax, dst, src, planes, h, w, k, stride, oh, ow, scale)
+}
+
+// poolGo is the scalar pool: each window in row-major order, the
+// accumulator starting from its first element (max) or zero (average);
+// the vector kernels keep this order, so that a signed zero or a NaN comes
+// out the same.
+func poolGo(isMax bool, dst, src []float32, planes, h, w, k, stride, oh, ow int, scale float32) {
 	for pl := range planes {
 		in := src[pl*h*w : (pl+1)*h*w]
 		out := dst[pl*oh*ow : (pl+1)*oh*ow]

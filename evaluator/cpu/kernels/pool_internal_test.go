@@ -1,0 +1,57 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestPoolVecSameAsGo: the vector pools give the scalar loop's results bit
+// for bit (signed zeros and NaN included), for strides 1 to 5 and windows
+// 1 to 5, max and average, rows of one to several 16-output chunks.
+func TestPoolVecSameAsGo(t *testing.T) {
+	if selected() != AVX512 {
+		t.Skip("no AVX-512 on this machine")
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, dims := range [][2]int{{26, 26}, {28, 28}, {7, 9}, {13, 40}, {6, 150}} {
+		h, w := dims[0], dims[1]
+		const planes = 3
+		src := make([]float32, planes*h*w)
+		for i := range src {
+			switch r.IntN(20) {
+			case 0:
+				src[i] = float32(math.Copysign(0, -1))
+			case 1:
+				src[i] = 0
+			case 2: // NaNs of different payloads and signs: which one comes out counts
+				src[i] = math.Float32frombits(0x7fc00000 | uint32(r.IntN(1<<22)) | uint32(r.IntN(2))<<31)
+			default:
+				src[i] = float32(r.NormFloat64())
+			}
+		}
+		for k := 1; k <= 5; k++ {
+			for s := 1; s <= 5; s++ {
+				oh, ow := OutSize(h, k, s, 0), OutSize(w, k, s, 0)
+				if oh < 1 || ow < 1 || (k == 2 && s == 2) {
+					continue
+				}
+				for _, isMax := range []bool{true, false} {
+					scale := float32(1) / float32(k*k)
+					want := make([]float32, planes*oh*ow)
+					got := make([]float32, planes*oh*ow)
+					poolGo(isMax, want, src, planes, h, w, k, s, oh, ow, scale)
+					if !poolVec(AVX512, isMax, got, src, planes, h, w, k, s, oh, ow, scale) {
+						t.Fatalf("%dx%d k%d s%d: no vector pool", h, w, k, s)
+					}
+					for i := range want {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%s", fmt.Sprintf("%dx%d k%d s%d max=%v: element %d = %v, scalar %v", h, w, k, s, isMax, i, got[i], want[i]))
+						}
+					}
+				}
+			}
+		}
+	}
+}
