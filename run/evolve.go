@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -215,6 +216,9 @@ func logGeneration(log *zerolog.Logger, st neat.GenStats, ev *evaluator.Evaluato
 		Int64(KeyBestGenome, st.BestGenome).Float64(KeyBestEver, bestFit).
 		Int(KeyEvaluated, st.Evaluated).Int(KeyFailed, st.Failed).Float64(KeyThreshold, st.Threshold).
 		Int64(KeyValSample, sample)
+	if !math.IsNaN(st.ESSigma) {
+		e = e.Float64(KeyESSigma, st.ESSigma)
+	}
 	if p := ev.Manager().Plan(); p != nil {
 		e = e.Str(KeyMode, string(p.Mode)).Int(KeyChunks, len(p.Chunks))
 	}
