@@ -87,3 +87,25 @@ func TestESSigmaFollowsTheBetterSteps(t *testing.T) {
 		}
 	}
 }
+
+// TestESSigmaPerTensor: per tensor, every parameter of a tensor keeps one
+// σ, moved by the mean of the parameters' updates; per parameter, each
+// moves on its own.
+func TestESSigmaPerTensor(t *testing.T) {
+	centre := &Genome{ID: 1, Params: map[int]*Params{5: {Weight: &Tensor{Shape: []int{1, 2}, Data: []float32{0, 0}}}}}
+	sample := func(id int64, w0 float32) *Genome {
+		g := centre.Clone(id)
+		g.Params[5].Weight.Data[0] = w0 // the second weight did not move
+		return g
+	}
+	pop := []*Genome{centre, sample(2, 2), sample(3, -2), sample(4, 0.5), sample(5, -0.5)}
+	st := &esState{Sigma: esTensors{5: {{1, 1}, nil}}}
+	for _, scope := range []string{ESSigmaPerTensor, ESSigmaPerParameter} {
+		e := &Evolution{cfg: EvolveConfig{ESRate: 1, ESSigmaRate: 1, ESSigmaScope: scope}, pop: pop, fitness: []float64{0, 0.9, 0.8, 0.2, 0.1}}
+		_, next := e.esStep(centre, st, []int{1, 2, 3, 4}, 9)
+		s := next.Sigma[5][0]
+		if same := s[0] == s[1]; same != (scope == ESSigmaPerTensor) || s[0] == 1 {
+			t.Errorf("%s: σ [1 1] became %v", scope, s)
+		}
+	}
+}
