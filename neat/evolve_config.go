@@ -85,14 +85,17 @@ type EvolveConfig struct {
 	// N(0, 1)), one draw per child. Children with small steps fine-tune,
 	// children with big ones explore; selection keeps whichever scale
 	// currently pays, so the effective step adapts as the search
-	// converges without a schedule (0: every child uses WeightPower).
+	// converges without a schedule (0: every child uses WeightPower). In
+	// the evolution strategy the spread is drawn per mirrored pair; with
+	// ESSigmaRate > 0 it feeds σ's update, which then shrinks σ fast (the
+	// smaller step ranks better one generation ahead).
 	WeightPowerSpread float64 `toml:"weight_power_spread"`
 	// ESShare is the share of each species' children (after its elites)
 	// bred by an evolution strategy on its weights rather than by
-	// crossover and mutation: mirrored samples, σ = WeightPower × the He
-	// scale, around a centre that moves each generation to the
-	// rank-weighted sum of its samples (see es.go). 0: NEAT's operators
-	// alone.
+	// crossover and mutation: mirrored samples (σ starting at WeightPower
+	// × the He scale, then adapted as ESSigmaRate says) around a centre
+	// that moves each generation to the rank-weighted sum of its samples
+	// (see es.go). 0: NEAT's operators alone.
 	ESShare float64 `toml:"es_share"`
 	// ESSigmaRate scales SNES's learning rate of the strategy's
 	// per-parameter σ, (3 + ln d)/(5 √d) for d parameters (see es.go):
