@@ -42,13 +42,13 @@ type Evolve struct {
 	Best string `toml:"best"`
 }
 
-// defaultEvolve is the [evolve] section of Default: neat's defaults, 1000
-// generations, each scored on 200 images drawn afresh from 10000 training
+// defaultEvolve is the [evolve] section of Default: neat's defaults, 1500
+// generations (under 5 minutes on 2 cores at load 2–3), each scored on 200 images drawn afresh from 10000 training
 // images, on accuracy less half the loss.
 func defaultEvolve() Evolve {
 	return Evolve{
 		EvolveConfig:  neat.DefaultEvolveConfig(),
-		Generations:   1000,
+		Generations:   1500,
 		ValSize:       10000,
 		ValBatch:      200,
 		LossWeight:    0.5,

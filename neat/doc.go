@@ -97,7 +97,8 @@
 // children are, by default, samples of an evolution strategy on its
 // weights (EvolveConfig.ESShare): mirrored perturbations of a centre
 // genome that moves each generation to the rank-weighted sum of its
-// scored samples, as SNES moves its mean; random perturbation and
+// scored samples, as SNES moves its mean, and whose step size σ adapts
+// by SNES's rule (EvolveConfig.ESSigmaRate); random perturbation and
 // selection alone tune thousands of weights far more slowly. The fitness
 // is the caller's function, NaN for a genome it could not score:
 //

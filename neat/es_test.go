@@ -33,8 +33,10 @@ func TestESStepMovesTowardsTheBetterSample(t *testing.T) {
 	plus, minus := centre.Clone(2), centre.Clone(3)
 	plus.Params[5].Weight.Data = []float32{1.5, 1}
 	minus.Params[5].Weight.Data = []float32{0.5, 1}
-	e := &Evolution{pop: []*Genome{centre, minus, plus}, fitness: []float64{0, 0.1, 0.9}}
-	got := e.esStep(centre, []int{1, 2}, 9).Params[5].Weight.Data
+	e := &Evolution{cfg: EvolveConfig{ESRate: 1}, pop: []*Genome{centre, minus, plus}, fitness: []float64{0, 0.1, 0.9}}
+	st := &esState{Sigma: esTensors{5: {{0.5, 0.5}, nil}}}
+	moved, _ := e.esStep(centre, st, []int{1, 2}, 9)
+	got := moved.Params[5].Weight.Data
 	u := esUtilities(2) // the better sample gets u[0] = 0.5, the worse −0.5
 	want := float32(1 + u[0]*0.5 + u[1]*-0.5)
 	if got[0] != want || got[1] != 1 {
@@ -42,5 +44,68 @@ func TestESStepMovesTowardsTheBetterSample(t *testing.T) {
 	}
 	if centre.Params[5].Weight.Data[0] != 1 {
 		t.Error("esStep changed the old centre")
+	}
+}
+
+// TestESSigmaFollowsTheBetterSteps: SNES's σ grows when the better samples
+// stepped further than σ and shrinks when they stepped less, and stays
+// without ESSigmaRate; momentum adds the last move.
+func TestESSigmaFollowsTheBetterSteps(t *testing.T) {
+	centre := &Genome{ID: 1, Params: map[int]*Params{5: {Weight: &Tensor{Shape: []int{1, 1}, Data: []float32{0}}}}}
+	sample := func(id int64, w float32) *Genome {
+		g := centre.Clone(id)
+		g.Params[5].Weight.Data[0] = w
+		return g
+	}
+	pop := []*Genome{centre, sample(2, 2), sample(3, -2), sample(4, 0.5), sample(5, -0.5)}
+	st := &esState{Sigma: esTensors{5: {{1}, nil}}, Velocity: esTensors{5: {{0.25}, nil}}}
+	for _, c := range []struct {
+		name    string
+		rate    float64
+		fitness []float64 // of centre, ±2, ±0.5
+		grows   int       // +1: σ grows, −1: shrinks, 0: stays
+	}{
+		{"far samples better", 1, []float64{0, 0.9, 0.8, 0.2, 0.1}, 1},
+		{"near samples better", 1, []float64{0, 0.2, 0.1, 0.9, 0.8}, -1},
+		{"fixed σ", 0, []float64{0, 0.9, 0.8, 0.2, 0.1}, 0},
+	} {
+		e := &Evolution{cfg: EvolveConfig{ESRate: 1, ESSigmaRate: c.rate, ESMomentum: 0.5}, pop: pop, fitness: c.fitness}
+		g, next := e.esStep(centre, st, []int{1, 2, 3, 4}, 9)
+		sig := next.Sigma[5][0][0]
+		switch {
+		case c.grows > 0 && !(sig > 1), c.grows < 0 && !(sig < 1), c.grows == 0 && sig != 1:
+			t.Errorf("%s: σ 1 became %v", c.name, sig)
+		}
+		u := esUtilities(4)
+		step := u[0]*2 + u[1]*-2 + u[2]*0.5 + u[3]*-0.5 // the two far samples first
+		if c.fitness[3] > c.fitness[1] {
+			step = u[0]*0.5 + u[1]*-0.5 + u[2]*2 + u[3]*-2
+		}
+		want := float32(0.5*0.25 + step)
+		if got := g.Params[5].Weight.Data[0]; math.Abs(float64(got-want)) > 1e-6 || next.Velocity[5][0][0] != got {
+			t.Errorf("%s: centre moved to %v (velocity %v), want %v", c.name, got, next.Velocity[5][0][0], want)
+		}
+	}
+}
+
+// TestESSigmaPerTensor: per tensor, every parameter of a tensor keeps one
+// σ, moved by the mean of the parameters' updates; per parameter, each
+// moves on its own.
+func TestESSigmaPerTensor(t *testing.T) {
+	centre := &Genome{ID: 1, Params: map[int]*Params{5: {Weight: &Tensor{Shape: []int{1, 2}, Data: []float32{0, 0}}}}}
+	sample := func(id int64, w0 float32) *Genome {
+		g := centre.Clone(id)
+		g.Params[5].Weight.Data[0] = w0 // the second weight did not move
+		return g
+	}
+	pop := []*Genome{centre, sample(2, 2), sample(3, -2), sample(4, 0.5), sample(5, -0.5)}
+	st := &esState{Sigma: esTensors{5: {{1, 1}, nil}}}
+	for _, scope := range []string{ESSigmaPerTensor, ESSigmaPerParameter} {
+		e := &Evolution{cfg: EvolveConfig{ESRate: 1, ESSigmaRate: 1, ESSigmaScope: scope}, pop: pop, fitness: []float64{0, 0.9, 0.8, 0.2, 0.1}}
+		_, next := e.esStep(centre, st, []int{1, 2, 3, 4}, 9)
+		s := next.Sigma[5][0]
+		if same := s[0] == s[1]; same != (scope == ESSigmaPerTensor) || s[0] == 1 {
+			t.Errorf("%s: σ [1 1] became %v", scope, s)
+		}
 	}
 }

@@ -35,6 +35,10 @@ type GenStats struct {
 	// Threshold the compatibility threshold used.
 	Species   int
 	Threshold float64
+	// ESSigma is the evolution strategy's mean step size σ over its
+	// centres' parameters, in units of each node's He scale, that the
+	// generation's samples were drawn with (NaN without samples).
+	ESSigma float64
 }
 
 // Evolution is a NEAT run over CNN genomes. Each Step evaluates the
@@ -73,6 +77,9 @@ type Evolution struct {
 	// esParent maps each evolution-strategy sample of the current
 	// generation to the centre it was drawn around (see es.go).
 	esParent map[int64]int64
+	// esState is the σ and velocity of each centre the current
+	// generation's samples were drawn around, by its genome id.
+	esState map[int64]*esState
 }
 
 // NewEvolution starts a run for images of shape in and numClasses classes:
@@ -85,7 +92,7 @@ func NewEvolution(in Input, numClasses int, cfg EvolveConfig) (*Evolution, error
 		return nil, fmt.Errorf("neat: evolve: input %d×%d×%d, %d classes: want all ≥ 1", in.Channels, in.Height, in.Width, numClasses)
 	}
 	cfg = cloneConfig(cfg)
-	e := &Evolution{cfg: cfg, in: in, nc: numClasses, threshold: cfg.CompatThreshold, bestFit: math.Inf(-1), esParent: map[int64]int64{}}
+	e := &Evolution{cfg: cfg, in: in, nc: numClasses, threshold: cfg.CompatThreshold, bestFit: math.Inf(-1), esParent: map[int64]int64{}, esState: map[int64]*esState{}}
 	e.src = rand.NewPCG(uint64(cfg.Seed), 0x6e656174) // "neat"
 	e.setup()
 	e.inn.next = 1
@@ -229,6 +236,7 @@ func (e *Evolution) stats(evaluated int) GenStats {
 	champ := e.champion()
 	g := e.pop[champ]
 	st.Best, st.BestGenome, st.BestNodes = e.fitness[champ], g.ID, len(g.Nodes)
+	st.ESSigma = e.esSigmaMean()
 	if gr, err := InferShapes(g, e.in, e.nc); err == nil {
 		st.BestParams, st.BestFLOPs = gr.Params, gr.FLOPs
 	}
@@ -243,7 +251,7 @@ func (e *Evolution) reproduce() {
 	e.inn.newGeneration()
 	var pop []*Genome
 	var fit []float64
-	esNext := map[int64]int64{}
+	esNext, esStates := map[int64]int64{}, map[int64]*esState{}
 	for k, s := range e.species {
 		n := seats[k]
 		elites := min(e.cfg.Elitism, n, len(s.members))
@@ -262,7 +270,7 @@ func (e *Evolution) reproduce() {
 			parents = parents[:firstNaN] // members are sorted: NaN last
 		}
 		if nES := int(math.Round(e.cfg.ESShare * float64(n))); nES > 0 {
-			pop, fit = e.esBreed(s, nES, pop, fit, esNext)
+			pop, fit = e.esBreed(s, nES, pop, fit, esNext, esStates)
 			n -= nES
 		}
 		for range n {
@@ -270,7 +278,7 @@ func (e *Evolution) reproduce() {
 			fit = append(fit, math.NaN())
 		}
 	}
-	e.esParent = esNext
+	e.esParent, e.esState = esNext, esStates
 	for _, s := range e.species {
 		s.rep = e.pop[s.members[e.r.IntN(len(s.members))]]
 	}

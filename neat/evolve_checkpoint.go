@@ -53,6 +53,8 @@ type checkpointJSON struct {
 	// ESParents maps each evolution-strategy sample of the population
 	// (its genome id, in decimal) to its centre's id.
 	ESParents map[string]int64 `json:"es_parents,omitempty"`
+	// ESState is the σ and velocity of each of those centres, by its id.
+	ESState map[int64]*esState `json:"es_state,omitempty"`
 }
 
 type speciesJSON struct {
@@ -81,6 +83,7 @@ type genStatsJSON struct {
 	Failed     int      `json:"failed"`
 	Species    int      `json:"species"`
 	Threshold  float64  `json:"threshold"`
+	ESSigma    *float64 `json:"es_sigma,omitempty"`
 }
 
 func fptr(f float64) *float64 {
@@ -125,6 +128,7 @@ func (e *Evolution) SaveCheckpoint(dir, meta string) error {
 		NextNode: e.inn.next, NextGenome: e.nextGenome, NextSpecies: e.nextSpecies, Threshold: e.threshold,
 		Population: "population-" + tag + ".json",
 		Known:      e.known,
+		ESState:    e.esState,
 	}
 	if len(e.esParent) > 0 {
 		st.ESParents = make(map[string]int64, len(e.esParent))
@@ -155,7 +159,7 @@ func (e *Evolution) SaveCheckpoint(dir, meta string) error {
 		st.History = append(st.History, genStatsJSON{
 			Generation: h.Generation, Best: fptr(h.Best), Mean: fptr(h.Mean), BestGenome: h.BestGenome,
 			BestParams: h.BestParams, BestFLOPs: h.BestFLOPs, BestNodes: h.BestNodes,
-			Evaluated: h.Evaluated, Failed: h.Failed, Species: h.Species, Threshold: h.Threshold,
+			Evaluated: h.Evaluated, Failed: h.Failed, Species: h.Species, Threshold: h.Threshold, ESSigma: fptr(h.ESSigma),
 		})
 	}
 	pop := &Population{Input: e.in, NumClasses: e.nc, Genomes: e.pop}
@@ -255,6 +259,15 @@ func LoadCheckpoint(dir string) (*Evolution, string, error) {
 		}
 		e.esParent[id] = p
 	}
+	e.esState = st.ESState
+	if e.esState == nil {
+		e.esState = map[int64]*esState{}
+	}
+	for id, s := range e.esState {
+		if s == nil || s.Sigma == nil {
+			return bad("es_state: centre %d has no sigma", id)
+		}
+	}
 	if st.Archive != "" {
 		arch, err := Load(filepath.Join(dir, st.Archive))
 		if err != nil {
@@ -285,7 +298,7 @@ func LoadCheckpoint(dir string) (*Evolution, string, error) {
 		e.history = append(e.history, GenStats{
 			Generation: h.Generation, Best: fval(h.Best, math.NaN()), Mean: fval(h.Mean, math.NaN()),
 			BestGenome: h.BestGenome, BestParams: h.BestParams, BestFLOPs: h.BestFLOPs, BestNodes: h.BestNodes,
-			Evaluated: h.Evaluated, Failed: h.Failed, Species: h.Species, Threshold: h.Threshold,
+			Evaluated: h.Evaluated, Failed: h.Failed, Species: h.Species, Threshold: h.Threshold, ESSigma: fval(h.ESSigma, math.NaN()),
 		})
 	}
 	return e, st.Meta, nil

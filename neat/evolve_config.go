@@ -28,6 +28,13 @@ const (
 	InitFixed = "fixed"
 )
 
+// The scopes of the evolution strategy's step size σ
+// (EvolveConfig.ESSigmaScope).
+const (
+	ESSigmaPerTensor    = "tensor"
+	ESSigmaPerParameter = "parameter"
+)
+
 // EvolveConfig sets an Evolution: the population, the mutation and
 // crossover rates, speciation and selection. The zero value is not usable;
 // start from DefaultEvolveConfig. The toml tags are the keys of the
@@ -78,15 +85,36 @@ type EvolveConfig struct {
 	// N(0, 1)), one draw per child. Children with small steps fine-tune,
 	// children with big ones explore; selection keeps whichever scale
 	// currently pays, so the effective step adapts as the search
-	// converges without a schedule (0: every child uses WeightPower).
+	// converges without a schedule (0: every child uses WeightPower). In
+	// the evolution strategy the spread is drawn per mirrored pair; with
+	// ESSigmaRate > 0 it feeds σ's update, which then shrinks σ fast (the
+	// smaller step ranks better one generation ahead).
 	WeightPowerSpread float64 `toml:"weight_power_spread"`
 	// ESShare is the share of each species' children (after its elites)
 	// bred by an evolution strategy on its weights rather than by
-	// crossover and mutation: mirrored samples, σ = WeightPower × the He
-	// scale, around a centre that moves each generation to the
-	// rank-weighted sum of its samples (see es.go). 0: NEAT's operators
-	// alone.
+	// crossover and mutation: mirrored samples (σ starting at WeightPower
+	// × the He scale, then adapted as ESSigmaRate says) around a centre
+	// that moves each generation to the rank-weighted sum of its samples
+	// (see es.go). 0: NEAT's operators alone.
 	ESShare float64 `toml:"es_share"`
+	// ESSigmaRate scales SNES's learning rate of the strategy's
+	// per-parameter σ, (3 + ln d)/(5 √d) for d parameters (see es.go):
+	// 1 is SNES's rate, 0 keeps σ at WeightPower × the He scale.
+	ESSigmaRate float64 `toml:"es_sigma_rate"`
+	// ESSigmaScope is what one σ of the strategy covers: ESSigmaPerTensor
+	// (each weight and each bias tensor has one σ, moved by the mean of
+	// its parameters' SNES updates) or ESSigmaPerParameter (SNES as
+	// published). With a few dozen samples per generation and thousands
+	// of parameters, one parameter's update is mostly noise: σ then drifts
+	// at random; a tensor's mean carries the signal.
+	ESSigmaScope string `toml:"es_sigma_scope"`
+	// ESRate is the learning rate of the strategy's centre: the share of
+	// the rank-weighted step Σ uₖ (xₖ − μ) it moves by (SNES: 1).
+	ESRate float64 `toml:"es_rate"`
+	// ESMomentum carries this share of a centre's last move into its next
+	// one (heavy-ball momentum), averaging the noisy steps of few samples
+	// over generations; 0: none.
+	ESMomentum float64 `toml:"es_momentum"`
 	// CrossoverBlend makes crossover average the matching weights of the
 	// two parents (intermediate recombination) instead of taking each from
 	// either parent: the parents' independent mutations partly cancel, so
@@ -161,6 +189,9 @@ func DefaultEvolveConfig() EvolveConfig {
 		WeightRate:        0.8,
 		WeightPower:       0.6,
 		ESShare:           0.8,
+		ESSigmaRate:       1,
+		ESSigmaScope:      ESSigmaPerTensor,
+		ESRate:            1,
 		RescoreElites:     true,
 		CrossoverRate:     0.8,
 		Kernels:           []int{1, 3, 5},
@@ -186,6 +217,7 @@ func DefaultEvolveConfig() EvolveConfig {
 func LegacyEvolveConfig() EvolveConfig {
 	c := DefaultEvolveConfig()
 	c.Init, c.WeightPower, c.ESShare, c.RescoreElites, c.SpeciesTarget = InitMinimal, 1.0, 0, false, 2
+	c.ESSigmaRate = 0
 	return c
 }
 
@@ -238,6 +270,11 @@ func (c *EvolveConfig) rules() []rule {
 	}
 	rs = append(rs,
 		rule{c.WeightPower >= 0 && finite(c.WeightPower), "weight_mutate_power", c.WeightPower, "must be finite and ≥ 0"},
+		rule{c.ESSigmaRate >= 0 && c.ESSigmaRate <= 100, "es_sigma_rate", c.ESSigmaRate, "must be in 0 … 100"},
+		rule{c.ESSigmaScope == ESSigmaPerTensor || c.ESSigmaScope == ESSigmaPerParameter, "es_sigma_scope", c.ESSigmaScope,
+			fmt.Sprintf("must be %q or %q", ESSigmaPerTensor, ESSigmaPerParameter)},
+		rule{c.ESMomentum >= 0 && c.ESMomentum < 1, "es_momentum", c.ESMomentum, "must be in [0, 1)"},
+		rule{c.ESRate > 0 && c.ESRate <= 10, "es_rate", c.ESRate, "must be in (0, 10]"},
 		rule{c.WeightPowerSpread >= 0 && c.WeightPowerSpread <= 5, "weight_power_spread", c.WeightPowerSpread, "must be in 0 … 5"},
 		rule{len(c.Kernels) > 0, "kernels", c.Kernels, "must list at least one kernel size"})
 	for i, k := range c.Kernels {

@@ -223,10 +223,19 @@ func TestEvolveReproducible(t *testing.T) {
 }
 
 // TestEvolveResume: a run checkpointed, loaded and continued ends exactly
-// as the run that never stopped.
+// as the run that never stopped, with the evolution strategy's σ per
+// tensor (the default) and per parameter with momentum.
 func TestEvolveResume(t *testing.T) {
+	perParam := smallConfig()
+	perParam.ESSigmaScope, perParam.ESMomentum, perParam.ESSigmaRate = neat.ESSigmaPerParameter, 0.5, 2
+	for name, cfg := range map[string]neat.EvolveConfig{"default": smallConfig(), "per parameter": perParam} {
+		t.Run(name, func(t *testing.T) { testResume(t, cfg) })
+	}
+}
+
+func testResume(t *testing.T, cfg neat.EvolveConfig) {
 	eval := toyFitness(11, nil)
-	whole := newEvolution(t, smallConfig())
+	whole := newEvolution(t, cfg)
 	steps(t, whole, 10, eval)
 	wholeDir := t.TempDir()
 	if err := whole.SaveCheckpoint(wholeDir, "m"); err != nil {
@@ -234,7 +243,7 @@ func TestEvolveResume(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	e := newEvolution(t, smallConfig())
+	e := newEvolution(t, cfg)
 	for _, n := range []int{0, 3, 1, 6} { // save, load, go on, several times
 		steps(t, e, n, eval)
 		if err := e.SaveCheckpoint(dir, "m"); err != nil {

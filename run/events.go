@@ -80,6 +80,7 @@ const (
 	KeyTestLoss            = "test_loss"
 	KeyBestFile            = "best_file"
 	KeyValSample           = "val_sample"
+	KeyESSigma             = "es_sigma"
 	KeyWorkers             = "workers"
 	KeyItems               = "items"
 	KeyRedeliveries        = "redeliveries"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -227,6 +228,9 @@ func logGeneration(log *zerolog.Logger, st neat.GenStats, sc evaluator.Scorer, e
 		Int64(KeyBestGenome, st.BestGenome).Float64(KeyBestEver, bestFit).
 		Int(KeyEvaluated, st.Evaluated).Int(KeyFailed, st.Failed).Float64(KeyThreshold, st.Threshold).
 		Int64(KeyValSample, sample)
+	if !math.IsNaN(st.ESSigma) {
+		e = e.Float64(KeyESSigma, st.ESSigma)
+	}
 	if ev, ok := sc.(*evaluator.Evaluator); ok {
 		if p := ev.Manager().Plan(); p != nil {
 			e = e.Str(KeyMode, string(p.Mode)).Int(KeyChunks, len(p.Chunks))

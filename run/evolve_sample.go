@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/neateval/neateval/config"
 	"github.com/neateval/neateval/datasets"
@@ -53,17 +54,27 @@ func (s *genScorer) sample(gen int) (sc evaluator.Scorer, seed int64, done func(
 
 // finalists are the genomes the run may end with: the best genome by its
 // (sampled) fitness and, when generations are scored on samples, the last
-// generation's best too, for either may owe its rank to a lucky sample.
+// generation's best and the evolution strategy's centres of the next
+// generation (neat.Evolution.Centres), for the best may owe its rank to a
+// lucky sample and a centre is the strategy's estimate of what is best on
+// average.
 func finalists(cfg *config.Config, evo *neat.Evolution) []*neat.Genome {
 	best, _, _ := evo.Best()
 	gs := []*neat.Genome{best}
 	h := evo.History()
-	if cfg.Evolve.ValBatch == 0 || len(h) == 0 || h[len(h)-1].BestGenome == best.ID {
+	if cfg.Evolve.ValBatch == 0 || len(h) == 0 {
 		return gs
 	}
-	for _, g := range evo.Population().Genomes {
-		if g.ID == h[len(h)-1].BestGenome {
-			return append(gs, g)
+	if last := h[len(h)-1].BestGenome; last != best.ID {
+		for _, g := range evo.Population().Genomes {
+			if g.ID == last {
+				gs = append(gs, g)
+			}
+		}
+	}
+	for _, c := range evo.Centres() {
+		if !slices.Contains(gs, c) {
+			gs = append(gs, c)
 		}
 	}
 	return gs
