@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -78,13 +79,21 @@ func BenchmarkObjectStore(b *testing.B) {
 }
 
 // BenchmarkWorkersVsLocal runs the default run (config.Default: the 64
-// genomes of the small preset on the 10,000 MNIST test images) through
-// `--workers 2` (one thread each) and through the local path (two threads)
-// in each iteration, and reports cluster/local: the throughput ratio over the
+// genomes of the small preset on the 10,000 MNIST test images) on the
+// in-process cluster and through the local path (two threads) in each
+// iteration, and reports cluster/local: the throughput ratio over the
 // whole of run.Run, start and shutdown of the in-process cluster included
 // (≥ 0.95 is the target), and cluster/local_summary, over the wall time
-// the run_summary line reports.
+// the run_summary line reports. workers=2 is `--workers 2`, one thread
+// each; workers=1 is one worker with both threads: the cluster's own cost,
+// apart from how one-thread forwards compare with two-thread ones.
 func BenchmarkWorkersVsLocal(b *testing.B) {
+	for _, workers := range []int{2, 1} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) { workersVsLocal(b, workers) })
+	}
+}
+
+func workersVsLocal(b *testing.B, workers int) {
 	dir := b.TempDir()
 	var local, clustered, localRun, clusterRun time.Duration
 	for b.Loop() {
@@ -98,7 +107,7 @@ func BenchmarkWorkersVsLocal(b *testing.B) {
 		}
 		local += time.Since(start)
 		localRun += s.Wall
-		cfg.Cluster.Workers = 2
+		cfg.Cluster.Workers = workers
 		if v := os.Getenv("NEATEVAL_BENCH_ITEM_GENOMES"); v != "" {
 			cfg.Cluster.ItemGenomes, _ = strconv.Atoi(v)
 		}

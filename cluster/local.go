@@ -33,11 +33,17 @@ type Local struct {
 
 // OpenLocal opens the backend cfg names and an evaluator on ds.
 func OpenLocal(cfg *config.Config, ds *datasets.Dataset, log *zerolog.Logger) (*Local, error) {
+	return openLocal(cfg, ds, IdentityOf(cfg, ds), log)
+}
+
+// openLocal is OpenLocal with the identity known (the in-process workers
+// share the session's: the data set's digest is computed once).
+func openLocal(cfg *config.Config, ds *datasets.Dataset, id Identity, log *zerolog.Logger) (*Local, error) {
 	b, err := run.OpenBackend(cfg, log)
 	if err != nil {
 		return nil, err
 	}
-	l := &Local{b: b, cfg: cfg.WithParallel(b), ds: ds, id: IdentityOf(cfg, ds)}
+	l := &Local{b: b, cfg: cfg.WithParallel(b), ds: ds, id: id}
 	l.opts = l.cfg.EvaluatorOptions(log)
 	l.Evaluator, err = evaluator.New(b, ds, l.cfg.StagingConfig(), l.opts)
 	if err != nil {

@@ -59,7 +59,7 @@ func Open(cfg *config.Config, ds *datasets.Dataset, log *zerolog.Logger) (*Sessi
 	q := QueueOf(cc, s.broker != nil)
 	s.Coordinator, err = NewCoordinator(s.nc, CoordinatorOptions{
 		Identity: IdentityOf(cfg, ds), Queue: q, ItemGenomes: cc.ItemGenomes, ItemBytes: int64(cc.ItemBytes),
-		WorkerTimeout: seconds(cc.WorkerTimeoutSeconds), Logger: log, MinItems: 4 * cc.Workers,
+		WorkerTimeout: seconds(cc.WorkerTimeoutSeconds), Logger: log, MinItems: 16 * cc.Workers,
 	})
 	if err == nil && s.broker != nil {
 		err = s.startLocal(cfg, ds, q, log)
@@ -112,7 +112,7 @@ func (s *Session) startLocal(cfg *config.Config, ds *datasets.Dataset, q Queue, 
 // openWorker opens local worker k and its connection; closers release
 // what was opened, even on an error.
 func (s *Session) openWorker(wc *config.Config, ds *datasets.Dataset, q Queue, k int, log *zerolog.Logger) (w *Worker, closers []func(), err error) {
-	l, err := OpenLocal(wc, ds, log)
+	l, err := openLocal(wc, ds, s.o.Identity, log)
 	if err != nil {
 		return nil, nil, err
 	}
