@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -38,24 +39,7 @@ func TestMultiProcessKill(t *testing.T) {
 	common := []string{"--dataset-kind", "synthetic", "--log-format", "json", "--threads", "1"}
 	cfgPath := filepath.Join(dir, "c.toml")
 	os.WriteFile(cfgPath, []byte("[cluster]\nack_wait_seconds = 2\nitem_genomes = 2\n\n[population]\ngenerate_size = 16\n\n[dataset]\nsynthetic_size = 500\n"), 0o644)
-	var victim *exec.Cmd
-	taken := make(chan struct{}, 1)
-	for k := range 3 {
-		args := append([]string{"worker", "--nats", url, "--config", cfgPath, "--name", fmt.Sprintf("w%d", k)}, common...)
-		w := exec.Command(bin, args...)
-		stderr, _ := w.StderrPipe()
-		if err := w.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { w.Process.Kill(); w.Wait() })
-		if k == 0 {
-			victim = w
-			go watchFor(stderr, `"event":"item_taken"`, taken)
-		} else {
-			go io.Copy(io.Discard, stderr)
-		}
-	}
-	go func() { <-taken; victim.Process.Signal(syscall.SIGKILL) }()
+	victim := startWorkers(t, bin, 3, append([]string{"worker", "--nats", url, "--config", cfgPath}, common...))
 	out := filepath.Join(dir, "cluster.jsonl")
 	coord := exec.Command(bin, "run", "--nats", url, "--config", cfgPath, "--results", out, "--progress", "off", "--log-format", "json",
 		"--dataset-kind", "synthetic")
@@ -83,6 +67,29 @@ func TestMultiProcessKill(t *testing.T) {
 	if ws, ok := victim.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
 		t.Errorf("the victim was not killed: %v", victim.ProcessState)
 	}
+}
+
+// startWorkers starts n worker processes (args, and --name wK) and returns
+// the first, which is SIGKILLed as soon as it logs that it took an item.
+func startWorkers(t *testing.T, bin string, n int, args []string) (victim *exec.Cmd) {
+	t.Helper()
+	taken := make(chan struct{}, 1)
+	for k := range n {
+		w := exec.Command(bin, append(slices.Clone(args), "--name", fmt.Sprintf("w%d", k))...)
+		stderr, _ := w.StderrPipe()
+		if err := w.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { w.Process.Kill(); w.Wait() })
+		if k == 0 {
+			victim = w
+			go watchFor(stderr, `"event":"item_taken"`, taken)
+		} else {
+			go io.Copy(io.Discard, stderr)
+		}
+	}
+	go func() { <-taken; victim.Process.Signal(syscall.SIGKILL) }()
+	return victim
 }
 
 func start(t *testing.T, bin string, args ...string) *exec.Cmd {
@@ -154,23 +161,7 @@ func TestMultiProcessEvolve(t *testing.T) {
 	if err := os.WriteFile(cfgPath, []byte(toml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var victim *exec.Cmd
-	taken := make(chan struct{}, 1)
-	for k := range 2 {
-		w := exec.Command(bin, "worker", "--evolve", "--nats", url, "--config", cfgPath, "--name", fmt.Sprintf("w%d", k), "--log-format", "json")
-		stderr, _ := w.StderrPipe()
-		if err := w.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { w.Process.Kill(); w.Wait() })
-		if k == 0 {
-			victim = w
-			go watchFor(stderr, `"event":"item_taken"`, taken)
-		} else {
-			go io.Copy(io.Discard, stderr)
-		}
-	}
-	go func() { <-taken; victim.Process.Signal(syscall.SIGKILL) }()
+	victim := startWorkers(t, bin, 2, []string{"worker", "--evolve", "--nats", url, "--config", cfgPath, "--log-format", "json"})
 	first := exec.Command(bin, "evolve", "--nats", url, "--config", cfgPath, "--log-format", "json")
 	stderr, _ := first.StderrPipe()
 	if err := first.Start(); err != nil {
