@@ -15,7 +15,6 @@ import (
 	"github.com/nats-io/nuid"
 
 	"github.com/neateval/neateval/evaluator"
-	"github.com/neateval/neateval/neat"
 )
 
 // session is one Score: the items out and the results in.
@@ -30,6 +29,7 @@ type session struct {
 	workers   map[string]bool
 	stats     Stats
 	lastHeard atomic.Int64 // unix nanoseconds: the last sign of a worker
+	compiled  *evaluator.Compiled
 }
 
 // Score scores the job's pending genomes on the workers, calling onChunk
@@ -78,6 +78,7 @@ func (s *session) run(ctx context.Context) error {
 	if err := s.recover(ctx, ch, tok); err != nil {
 		return err
 	}
+	s.compiled = evaluator.Compile(s.job.Pop) // once: for the invalid genomes and the items' costs
 	if err := s.resolveInvalid(); err != nil {
 		return err
 	}
@@ -204,7 +205,7 @@ func (s *session) publish(ctx context.Context, obs jetstream.ObjectStore, tok st
 	if c.o.MinItems > 1 {
 		per = max(1, min(per, len(pending)/c.o.MinItems))
 	}
-	for k, idx := range Split(s.job.Pop, pending, per, c.o.ItemBytes) {
+	for k, idx := range Split(s.compiled.Graphs, pending, per, c.o.ItemBytes) {
 		id := tok + "." + session + "." + strconv.Itoa(k)
 		it := &Item{Identity: c.o.Identity, Run: s.job.Run, ID: id, Population: id, Indexes: idx, Sample: s.job.Sample}
 		n, err := storeItem(ctx, obs, s.job.Pop, idx, it.Population, chunk)
@@ -240,7 +241,7 @@ func (s *session) resolveInvalid() error {
 		if !s.want[i] {
 			continue
 		}
-		if _, err := neat.Compile(g, pop.Input, pop.NumClasses); err != nil {
+		if err := s.compiled.Errs[i]; err != nil {
 			delete(s.want, i)
 			nan := math.NaN()
 			out = append(out, evaluator.Result{Index: i, GenomeID: g.ID, Fitness: nan, Accuracy: nan, Loss: nan, Err: err})

@@ -2,12 +2,13 @@ package cluster
 
 import "github.com/neateval/neateval/neat"
 
-// Split groups the genomes at indexes of pop into items of similar cost, in
+// Split groups the genomes at indexes into items of similar cost, in
 // population order: a genome costs its FLOPs per image plus its weight
-// bytes (an invalid genome costs 1). There are about len(indexes) /
+// bytes, from its graph in graphs (by population index, as
+// evaluator.Compile gives them; nil, an invalid genome, costs 1). There are about len(indexes) /
 // itemGenomes items; none holds more than 4·itemGenomes genomes or, unless
 // it has one genome, more than itemBytes of weights (≤ 0: no bound).
-func Split(pop *neat.Population, indexes []int, itemGenomes int, itemBytes int64) [][]int {
+func Split(graphs []*neat.Graph, indexes []int, itemGenomes int, itemBytes int64) [][]int {
 	if len(indexes) == 0 {
 		return nil
 	}
@@ -16,7 +17,7 @@ func Split(pop *neat.Population, indexes []int, itemGenomes int, itemBytes int64
 	var total int64
 	for k, i := range indexes {
 		costs[k] = 1
-		if g, err := neat.Compile(pop.Genomes[i], pop.Input, pop.NumClasses); err == nil {
+		if g := graphs[i]; g != nil {
 			bytes[k] = g.WeightBytes(4)
 			costs[k] = max(g.FLOPs+bytes[k], 1)
 		}

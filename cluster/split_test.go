@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/neateval/neateval/cluster"
+	"github.com/neateval/neateval/evaluator"
 	"github.com/neateval/neateval/neat"
 )
 
@@ -19,6 +20,7 @@ func TestSplit(t *testing.T) {
 		}
 		return g.FLOPs + g.WeightBytes(4)
 	}
+	graphs := evaluator.Compile(pop).Graphs
 	var indexes []int
 	var total, biggest int64
 	for i := range pop.Genomes {
@@ -29,7 +31,7 @@ func TestSplit(t *testing.T) {
 		}
 	}
 	for _, per := range []int{1, 4, 16, 64} {
-		items := cluster.Split(pop, indexes, per, 0)
+		items := cluster.Split(graphs, indexes, per, 0)
 		want := (len(indexes) + per - 1) / per
 		if len(items) < want*3/4 || len(items) > want {
 			t.Errorf("%d genomes per item: %d items, want about %d", per, len(items), want)
@@ -55,7 +57,7 @@ func TestSplit(t *testing.T) {
 			}
 		}
 	}
-	for _, it := range cluster.Split(pop, indexes, 64, 40_000) {
+	for _, it := range cluster.Split(graphs, indexes, 64, 40_000) {
 		var w int64
 		for _, i := range it {
 			if g, err := neat.Compile(pop.Genomes[i], pop.Input, pop.NumClasses); err == nil {

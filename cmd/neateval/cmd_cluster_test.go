@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -80,7 +79,7 @@ func TestRunItemFailsEveryDelivery(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			wctx, stopWorker := context.WithCancel(ctx)
-			var wlog syncWriter
+			var wlog syncBuffer
 			werr := make(chan error, 1)
 			go func() {
 				werr <- runMain(wctx, []string{"worker", "--nats", b.ClientURL(), "--config", writeConfig(t, tt.worker), "--name", "w",
@@ -114,24 +113,6 @@ func TestRunItemFailsEveryDelivery(t *testing.T) {
 			}
 		})
 	}
-}
-
-// syncWriter is a log destination that goroutines share.
-type syncWriter struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (w *syncWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *syncWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
 }
 
 func readLines(t *testing.T, path string) []string {
@@ -176,7 +157,7 @@ func TestBrokerLoopbackOrToken(t *testing.T) {
 func serveBroker(t *testing.T, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var logs syncWriter
+	var logs syncBuffer
 	done := make(chan error, 1)
 	go func() { done <- runMain(ctx, args, io.Discard, &logs) }()
 	for !strings.Contains(logs.String(), "broker_started") {
