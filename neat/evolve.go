@@ -73,7 +73,11 @@ type Evolution struct {
 	bestFit float64
 	bestGen int
 	history []GenStats
-	mut     *mutator
+	// histDir and histSaved: the checkpoint folder whose history file
+	// holds history[:histSaved] (SaveCheckpoint appends the rest).
+	histDir   string
+	histSaved int
+	mut       *mutator
 	// esParent maps each evolution-strategy sample of the current
 	// generation to the centre it was drawn around (see es.go).
 	esParent map[int64]int64

@@ -21,35 +21,48 @@ import (
 //	population-GGGGGG.safetensors
 //	archive-GGGGGG.json            species representatives and the best genome so far
 //	archive-GGGGGG.safetensors
+//	history.jsonl                  one line of GenStats per generation, appended
 //
 // state.json names the files of its generation; each file is written
 // atomically (a temporary file renamed over the old one) before state.json
-// is, and the files of other generations are removed after it. A process
-// killed at any moment leaves the last checkpoint whole.
+// is, and the files of other generations are removed after it. The history
+// only grows, so it is appended to (and synced) rather than rewritten: a
+// run of 50,000 generations would otherwise write its whole history, ~15
+// MB, after every generation. state.json says how many of its lines are
+// the run's (history_len); lines past them, appended by a process killed
+// before it wrote state.json, are cut off when the checkpoint is loaded.
+// A process killed at any moment leaves the last checkpoint whole.
 const (
 	checkpointFormat = "neateval.evolution/v1"
 	checkpointState  = "state.json"
+	checkpointHist   = "history.jsonl"
 )
 
 type checkpointJSON struct {
-	Format      string         `json:"format"`
-	Generation  int            `json:"generation"`
-	Meta        string         `json:"meta"`
-	Config      EvolveConfig   `json:"config"`
-	Input       Input          `json:"input"`
-	NumClasses  int            `json:"num_classes"`
-	RNG         []byte         `json:"rng"` // the PCG's MarshalBinary
-	NextNode    int            `json:"next_node"`
-	NextGenome  int64          `json:"next_genome"`
-	NextSpecies int            `json:"next_species"`
-	Threshold   float64        `json:"threshold"`
-	Population  string         `json:"population"`
-	Archive     string         `json:"archive,omitempty"`
-	Fitness     []*float64     `json:"fitness"` // null: NaN
-	Known       []bool         `json:"known"`
-	Species     []speciesJSON  `json:"species"`
-	Best        *bestJSON      `json:"best,omitempty"`
-	History     []genStatsJSON `json:"history"`
+	Format      string        `json:"format"`
+	Generation  int           `json:"generation"`
+	Meta        string        `json:"meta"`
+	Config      EvolveConfig  `json:"config"`
+	Input       Input         `json:"input"`
+	NumClasses  int           `json:"num_classes"`
+	RNG         []byte        `json:"rng"` // the PCG's MarshalBinary
+	NextNode    int           `json:"next_node"`
+	NextGenome  int64         `json:"next_genome"`
+	NextSpecies int           `json:"next_species"`
+	Threshold   float64       `json:"threshold"`
+	Population  string        `json:"population"`
+	Archive     string        `json:"archive,omitempty"`
+	Fitness     []*float64    `json:"fitness"` // null: NaN
+	Known       []bool        `json:"known"`
+	Species     []speciesJSON `json:"species"`
+	Best        *bestJSON     `json:"best,omitempty"`
+	// HistoryLen is how many lines of HistoryFile are the run's history
+	// (the generations before Generation).
+	HistoryFile string `json:"history_file,omitempty"`
+	HistoryLen  int    `json:"history_len"`
+	// History is the history inline, as checkpoints before history.jsonl
+	// kept it (read, never written).
+	History []genStatsJSON `json:"history,omitempty"`
 	// ESParents maps each evolution-strategy sample of the population
 	// (its genome id, in decimal) to its centre's id.
 	ESParents map[string]int64 `json:"es_parents,omitempty"`
@@ -155,13 +168,10 @@ func (e *Evolution) SaveCheckpoint(dir, meta string) error {
 		st.Best = &bestJSON{Genome: e.best.ID, Fitness: e.bestFit, Generation: e.bestGen}
 		keep(e.best)
 	}
-	for _, h := range e.history {
-		st.History = append(st.History, genStatsJSON{
-			Generation: h.Generation, Best: fptr(h.Best), Mean: fptr(h.Mean), BestGenome: h.BestGenome,
-			BestParams: h.BestParams, BestFLOPs: h.BestFLOPs, BestNodes: h.BestNodes,
-			Evaluated: h.Evaluated, Failed: h.Failed, Species: h.Species, Threshold: h.Threshold, ESSigma: fptr(h.ESSigma),
-		})
+	if err := e.saveHistory(dir); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
 	}
+	st.HistoryFile, st.HistoryLen = checkpointHist, len(e.history)
 	pop := &Population{Input: e.in, NumClasses: e.nc, Genomes: e.pop}
 	if err := Save(pop, filepath.Join(dir, st.Population), "population-"+tag+".safetensors"); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
@@ -295,11 +305,15 @@ func LoadCheckpoint(dir string) (*Evolution, string, error) {
 		e.bestFit, e.bestGen = b.Fitness, b.Generation
 	}
 	for _, h := range st.History {
-		e.history = append(e.history, GenStats{
-			Generation: h.Generation, Best: fval(h.Best, math.NaN()), Mean: fval(h.Mean, math.NaN()),
-			BestGenome: h.BestGenome, BestParams: h.BestParams, BestFLOPs: h.BestFLOPs, BestNodes: h.BestNodes,
-			Evaluated: h.Evaluated, Failed: h.Failed, Species: h.Species, Threshold: h.Threshold, ESSigma: fval(h.ESSigma, math.NaN()),
-		})
+		e.history = append(e.history, h.stats())
+	}
+	if st.HistoryFile != "" {
+		if st.HistoryFile != checkpointHist {
+			return bad("history_file %q, want %q", st.HistoryFile, checkpointHist)
+		}
+		if err := e.loadHistory(dir, st.HistoryLen); err != nil {
+			return nil, "", err
+		}
 	}
 	return e, st.Meta, nil
 }

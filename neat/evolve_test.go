@@ -211,7 +211,7 @@ func TestEvolveReproducible(t *testing.T) {
 	if c := run(4); bytes.Equal(a["state.json"], c["state.json"]) {
 		t.Error("seeds 3 and 4 gave the same run")
 	}
-	if len(a) != 5 {
+	if len(a) != 6 {
 		t.Errorf("checkpoint files %v", slices.Sorted(func(yield func(string) bool) {
 			for k := range a {
 				if !yield(k) {
@@ -249,6 +249,7 @@ func testResume(t *testing.T, cfg neat.EvolveConfig) {
 		if err := e.SaveCheckpoint(dir, "m"); err != nil {
 			t.Fatal(err)
 		}
+		tornHistory(t, dir)
 		var meta string
 		var err error
 		if e, meta, err = neat.LoadCheckpoint(dir); err != nil {
@@ -266,6 +267,43 @@ func testResume(t *testing.T, cfg neat.EvolveConfig) {
 	g2, f2, n2 := e.Best()
 	if g1.ID != g2.ID || f1 != f2 || n1 != n2 {
 		t.Errorf("best %d %v %d, resumed %d %v %d", g1.ID, f1, n1, g2.ID, f2, n2)
+	}
+}
+
+// tornHistory appends to dir's history what a process killed after
+// appending a generation's line (and half of the next one) but before
+// writing state.json leaves there: LoadCheckpoint must cut it off.
+func tornHistory(t *testing.T, dir string) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(dir, "history.jsonl"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString("{\"generation\":999,\"best\":1}\n{\"generation\":1000,\"be"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCheckpointShortHistory: a history file with fewer lines than
+// state.json counts is an error that names it.
+func TestCheckpointShortHistory(t *testing.T) {
+	e := newEvolution(t, smallConfig())
+	steps(t, e, 3, toyFitness(0, nil))
+	dir := t.TempDir()
+	if err := e.SaveCheckpoint(dir, ""); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "history.jsonl")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data[:bytes.LastIndexByte(data[:len(data)-1], '\n')+1], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := neat.LoadCheckpoint(dir); err == nil || !strings.Contains(err.Error(), path+": 2 lines, want 3") {
+		t.Fatalf("short history: %v", err)
 	}
 }
 

@@ -5,7 +5,7 @@
 //
 // Each picture has a reader of its input and a function that draws it:
 //
-//	gens, err := plot.ReadHistory("evolve-checkpoint") // the checkpoint's state.json
+//	gens, err := plot.ReadHistory("evolve-checkpoint") // its state.json and history.jsonl
 //	tl, err := plot.ReadTimeline("run.log")            // neateval run --log-format json 2>run.log
 //	rs, err := plot.ReadResults("results.jsonl")       // the results file
 //

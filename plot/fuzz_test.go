@@ -71,3 +71,16 @@ func checkInputError(t *testing.T, err error) {
 		t.Fatalf("error %T %v, want *plot.InputError", err, err)
 	}
 }
+
+func FuzzParseHistoryLines(f *testing.F) {
+	f.Add([]byte(`{"generation":0,"best":0.5,"mean":0.1,"species":1,"evaluated":4}`+"\n"+`{"generation":1,"best":null}`+"\n"), 2)
+	f.Add([]byte(`{"generation":3}`+"\n"+`{"gen`), 1)
+	f.Fuzz(func(t *testing.T, data []byte, n int) {
+		gens, err := plot.ParseHistoryLines(bytes.NewReader(data), "f", n%100)
+		if err != nil {
+			checkInputError(t, err)
+			return
+		}
+		plot.FitnessCurve(io.Discard, gens, "")
+	})
+}

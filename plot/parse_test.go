@@ -1,11 +1,15 @@
 package plot_test
 
 import (
+	"context"
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/neateval/neateval/neat"
 	"github.com/neateval/neateval/plot"
 )
 
@@ -106,5 +110,54 @@ func TestParseTolerates(t *testing.T) {
 	rs, err := plot.ParseResults(strings.NewReader(`{"genome_id": 3, "accuracy": null, "error": "out of memory"}`), "r")
 	if err != nil || rs[0].Err != "out of memory" || !math.IsNaN(rs[0].Accuracy) {
 		t.Fatalf("%v, %+v", err, rs)
+	}
+}
+
+// TestReadHistoryLines: a checkpoint of today's neat package keeps its
+// history in history.jsonl; ReadHistory reads the lines state.json counts
+// and ignores a torn tail a killed process appended.
+func TestReadHistoryLines(t *testing.T) {
+	cfg := neat.DefaultEvolveConfig()
+	cfg.PopulationSize = 8
+	e, err := neat.NewEvolution(neat.Input{Channels: 1, Height: 8, Width: 8}, 3, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for range 5 {
+		_, err := e.Step(context.Background(), func(_ context.Context, p *neat.Population) ([]float64, error) {
+			fs := make([]float64, len(p.Genomes))
+			for i, g := range p.Genomes {
+				fs[i] = float64(g.ID % 7)
+			}
+			return fs, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.SaveCheckpoint(dir, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "history.jsonl"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"generation":5,"best":1}` + "\n" + `{"gener`)
+	f.Close()
+	gens, err := plot.ReadHistory(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gens) != 5 || gens[4].Gen != 4 || gens[4].Evaluated == 0 {
+		t.Fatalf("%d generations %+v, want 5 numbered 0 … 4", len(gens), gens)
+	}
+	_, err = plot.ParseHistoryLines(strings.NewReader(`{"generation":0}`+"\n"), "h.jsonl", 2)
+	if err == nil || err.Error() != "h.jsonl: 1 lines, want 2" {
+		t.Errorf("short file: %v", err)
+	}
+	_, err = plot.ParseHistory(strings.NewReader(`{"format":"neateval.evolution/v1","history_file":"history.jsonl","history_len":1}`), "state.json")
+	if err == nil || !strings.Contains(err.Error(), "not inline") {
+		t.Errorf("state.json without its history: %v", err)
 	}
 }
