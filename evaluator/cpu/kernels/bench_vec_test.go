@@ -15,7 +15,7 @@ func reportElems(b *testing.B, n int) {
 }
 
 func BenchmarkPool(b *testing.B) {
-	for _, c := range []struct{ c, hw, k, s int }{{16, 28, 2, 2}, {64, 14, 2, 2}, {128, 7, 2, 2}, {32, 28, 3, 2}} {
+	for _, c := range []struct{ c, hw, k, s int }{{16, 28, 2, 2}, {64, 14, 2, 2}, {128, 7, 2, 2}, {32, 28, 3, 2}, {8, 28, 4, 4}} {
 		batch := 128
 		oh := kernels.OutSize(c.hw, c.k, c.s, 0)
 		r := rand.New(rand.NewPCG(1, 1))

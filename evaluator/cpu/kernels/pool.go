@@ -35,6 +35,9 @@ func pool(p Path, isMax bool, dst, src []float32, planes, h, w, k, stride, oh, o
 		pool2x2(p, isMax, dst[:planes*oh*ow], src[:planes*h*w], planes, h, w, oh, ow)
 		return
 	}
+	if isMax && k == 4 && stride == 4 && maxPool4(p, dst, src, planes, h, w, oh, ow) {
+		return
+	}
 	scale := float32(1) / float32(k*k)
 	if poolVec(p, isMax, dst, src, planes, h, w, k, stride, oh, ow, scale) {
 		return

@@ -55,3 +55,62 @@ func TestPoolVecSameAsGo(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxPool4SameAsGo: the 4×4 stride-4 max pool gives the scalar loop's
+// results bit for bit (ties of +0 and -0 included) on maps up to 32 wide,
+// whatever their height and width modulo 4, and declines input with a NaN
+// (pool then runs the general kernel, which the test above checks).
+func TestMaxPool4SameAsGo(t *testing.T) {
+	if selected() != AVX512 {
+		t.Skip("no AVX-512 on this machine")
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for i, dims := range [][2]int{{28, 28}, {4, 4}, {7, 9}, {30, 30}, {32, 32}, {17, 13}, {9, 31}, {5, 16}, {8, 20}, {28, 28}, {32, 32}} {
+		h, w := dims[0], dims[1]
+		sign := float32(-1) // mostly negative: a window's maximum is often a zero of either sign
+		if i%2 == 1 {
+			sign = 1
+		}
+		const planes = 5
+		oh, ow := OutSize(h, 4, 4, 0), OutSize(w, 4, 4, 0)
+		src := make([]float32, planes*h*w)
+		for i := range src {
+			switch r.IntN(6) {
+			case 0:
+				src[i] = float32(math.Copysign(0, -1))
+			case 1:
+				src[i] = 0
+			case 2:
+				src[i] = sign * float32(r.IntN(3)) // ties
+			default:
+				src[i] = sign * float32(math.Abs(r.NormFloat64()))
+			}
+		}
+		want := make([]float32, planes*oh*ow+3)
+		got := make([]float32, planes*oh*ow+3)
+		for i := range got {
+			got[i], want[i] = 7, 7 // past the outputs: must stay
+		}
+		poolGo(true, want, src, planes, h, w, 4, 4, oh, ow, 1)
+		if !maxPool4(AVX512, got, src, planes, h, w, oh, ow) {
+			t.Fatalf("%dx%d: declined input without NaN", h, w)
+		}
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%dx%d: element %d = %v, scalar %v", h, w, i, got[i], want[i])
+			}
+		}
+		src[r.IntN(len(src))] = float32(math.NaN())
+		if maxPool4(AVX512, got, src, planes, h, w, oh, ow) {
+			t.Errorf("%dx%d: a NaN in the input, and the fast pool did not decline", h, w)
+		}
+		// Through pool, NaN and all: the scalar loop's result.
+		poolGo(true, want, src, planes, h, w, 4, 4, oh, ow, 1)
+		pool(AVX512, true, got, src, planes, h, w, 4, 4, oh, ow)
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%dx%d with a NaN: element %d = %v, scalar %v", h, w, i, got[i], want[i])
+			}
+		}
+	}
+}
