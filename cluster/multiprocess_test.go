@@ -137,7 +137,7 @@ func watchFor(r io.Reader, s string, found chan<- struct{}) {
 
 // `neateval evolve --nats` with two `neateval worker --evolve` processes,
 // one SIGKILLed once it holds an item, and the coordinator SIGKILLed after
-// its first generation and started again with --resume: the run's
+// its first generation's checkpoint is written and started again with --resume: the run's
 // checkpoint and best genome are a single process's, byte for byte.
 func TestMultiProcessEvolve(t *testing.T) {
 	if testing.Short() {
@@ -154,7 +154,7 @@ func TestMultiProcessEvolve(t *testing.T) {
 	waitListening(t, port)
 	cfg := evolveConfig(filepath.Join(dir, "cluster"))
 	toml := fmt.Sprintf("[cluster]\nack_wait_seconds = 2\nitem_genomes = 2\n\n[dataset]\nkind = \"synthetic\"\nsynthetic_size = %d\n\n"+
-		"[eval]\nthreads = 1\n\n[evolve]\ngenerations = %d\npopulation_size = %d\nval_size = %d\nval_batch = %d\ncheckpoint_dir = %q\nbest = %q\n",
+		"[eval]\nthreads = 1\n\n[evolve]\ngenerations = %d\npopulation_size = %d\nval_size = %d\nval_batch = %d\ncheckpoint_seconds = 0\ncheckpoint_dir = %q\nbest = %q\n",
 		cfg.Dataset.SyntheticSize, cfg.Evolve.Generations, cfg.Evolve.PopulationSize, cfg.Evolve.ValSize, cfg.Evolve.ValBatch,
 		cfg.Evolve.CheckpointDir, cfg.Evolve.Best)
 	cfgPath := filepath.Join(dir, "evolve.toml")
@@ -168,12 +168,12 @@ func TestMultiProcessEvolve(t *testing.T) {
 		t.Fatal(err)
 	}
 	generation := make(chan struct{}, 1)
-	go watchFor(stderr, `"event":"generation"`, generation)
+	go watchFor(stderr, `"resume_at":1,`, generation) // generation 0's checkpoint written
 	select {
 	case <-generation:
 		first.Process.Signal(syscall.SIGKILL)
 	case <-time.After(2 * time.Minute):
-		t.Fatal("no generation line from neateval evolve --nats in 2 minutes")
+		t.Fatal("no generation line with resume_at 1 from neateval evolve --nats in 2 minutes")
 	}
 	first.Wait()
 	coord := exec.Command(bin, "evolve", "--nats", url, "--config", cfgPath, "--log-format", "json", "--resume")

@@ -35,8 +35,13 @@ type Evolve struct {
 	LossWeight float64 `toml:"loss_weight"`
 	// ParamPenalty is subtracted from eval.fitness per parameter.
 	ParamPenalty float64 `toml:"param_penalty"`
-	// CheckpointDir holds the checkpoint, rewritten after every generation.
+	// CheckpointDir holds the checkpoint.
 	CheckpointDir string `toml:"checkpoint_dir"`
+	// CheckpointSeconds is the least time between two checkpoints: one is
+	// taken after the first generation that ends this long after the last
+	// one (0: after every generation), after the last generation, and when
+	// the run stops early.
+	CheckpointSeconds float64 `toml:"checkpoint_seconds"`
 	// Best is the population JSON the best genome is written to (its
 	// safetensors file beside it).
 	Best string `toml:"best"`
@@ -47,14 +52,15 @@ type Evolve struct {
 // images, on accuracy less half the loss.
 func defaultEvolve() Evolve {
 	return Evolve{
-		EvolveConfig:  neat.DefaultEvolveConfig(),
-		Generations:   1500,
-		ValSize:       10000,
-		ValBatch:      200,
-		LossWeight:    0.5,
-		ParamPenalty:  1e-6,
-		CheckpointDir: "evolve-checkpoint",
-		Best:          "best.json",
+		EvolveConfig:      neat.DefaultEvolveConfig(),
+		Generations:       1500,
+		ValSize:           10000,
+		ValBatch:          200,
+		LossWeight:        0.5,
+		ParamPenalty:      1e-6,
+		CheckpointDir:     "evolve-checkpoint",
+		CheckpointSeconds: 2,
+		Best:              "best.json",
 	}
 }
 
@@ -75,6 +81,7 @@ func (s *Evolve) validate(check func(ok bool, key string, v any, rule string, ar
 	check(s.LossWeight >= 0 && isFinite(s.LossWeight), "evolve.loss_weight", s.LossWeight, "must be finite and ≥ 0")
 	check(s.ParamPenalty >= 0 && isFinite(s.ParamPenalty), "evolve.param_penalty", s.ParamPenalty, "must be finite and ≥ 0")
 	check(strings.TrimSpace(s.CheckpointDir) != "", "evolve.checkpoint_dir", s.CheckpointDir, "must name a folder")
+	check(s.CheckpointSeconds >= 0 && s.CheckpointSeconds <= 86400 && isFinite(s.CheckpointSeconds), "evolve.checkpoint_seconds", s.CheckpointSeconds, "must be ≥ 0 and ≤ 86400")
 	check(strings.HasSuffix(s.Best, ".json"), "evolve.best", s.Best, "must name a .json file (the weights go beside it)")
 }
 
@@ -85,7 +92,7 @@ func (s *Evolve) validate(check func(ok bool, key string, v any, rule string, ar
 // keys (the backend, batch sizes, memory, logs, dataset.limit, which only
 // caps the test set) may change between the two.
 func EvolveIdentity(c *Config) string {
-	skip := []string{"evolve.generations", "evolve.checkpoint_dir", "evolve.best", "dataset.split", "dataset.limit"}
+	skip := []string{"evolve.generations", "evolve.checkpoint_dir", "evolve.checkpoint_seconds", "evolve.best", "dataset.split", "dataset.limit"}
 	var lines []string
 	for _, key := range Keys() {
 		sec, _, _ := strings.Cut(key, ".")

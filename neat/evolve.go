@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 )
 
 // Evaluate scores the genomes of pop and returns one fitness per genome,
@@ -75,8 +76,12 @@ type Evolution struct {
 	history []GenStats
 	// histDir and histSaved: the checkpoint folder whose history file
 	// holds history[:histSaved] (SaveCheckpoint appends the rest).
+	// histLost: a Snapshot's Write failed, so the file's end is unknown
+	// and the next checkpoint rewrites it whole (set by Write, which may
+	// run on another goroutine).
 	histDir   string
 	histSaved int
+	histLost  atomic.Bool
 	mut       *mutator
 	// esParent maps each evolution-strategy sample of the current
 	// generation to the centre it was drawn around (see es.go).

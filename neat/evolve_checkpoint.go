@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -125,22 +126,47 @@ func CheckpointExists(dir string) bool {
 // innovation counter, the species with their representatives, the best
 // genome so far and the history. meta is kept as it is, for the caller (a
 // digest of what else the run depends on, say). A process killed while
-// SaveCheckpoint runs leaves the previous checkpoint whole.
+// SaveCheckpoint runs leaves the previous checkpoint whole. It is
+// Snapshot then Write.
 func (e *Evolution) SaveCheckpoint(dir, meta string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
+	snap, err := e.Snapshot(dir, meta)
+	if err != nil {
+		return err
 	}
+	return snap.Write()
+}
+
+// A Snapshot is a checkpoint taken but not yet written: Write puts it in
+// its folder, and may run while the run goes on (Step does not change
+// what a Snapshot holds), so that a generation's evaluation hides the
+// files' writes and syncs. Snapshots of one run must be written in the
+// order they were taken, one at a time, and each one taken must be
+// written: the history file grows by what each adds.
+type Snapshot struct {
+	e       *Evolution
+	dir     string
+	tag     string
+	state   []byte // state.json
+	pop     *Population
+	archive *Population
+	hist    []byte // history lines to append, or the whole history (histAll)
+	histAll bool
+}
+
+// Snapshot captures the run's state for a checkpoint in dir (see
+// SaveCheckpoint), without writing anything.
+func (e *Evolution) Snapshot(dir, meta string) (*Snapshot, error) {
 	tag := fmt.Sprintf("%06d", e.gen)
 	rng, err := e.src.MarshalBinary()
 	if err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
+		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
 	st := checkpointJSON{
 		Format: checkpointFormat, Generation: e.gen, Meta: meta, Config: e.cfg,
 		Input: e.in, NumClasses: e.nc, RNG: rng,
 		NextNode: e.inn.next, NextGenome: e.nextGenome, NextSpecies: e.nextSpecies, Threshold: e.threshold,
 		Population: "population-" + tag + ".json",
-		Known:      e.known,
+		Known:      slices.Clone(e.known),
 		ESState:    e.esState,
 	}
 	if len(e.esParent) > 0 {
@@ -168,31 +194,55 @@ func (e *Evolution) SaveCheckpoint(dir, meta string) error {
 		st.Best = &bestJSON{Genome: e.best.ID, Fitness: e.bestFit, Generation: e.bestGen}
 		keep(e.best)
 	}
-	if err := e.saveHistory(dir); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	st.HistoryFile, st.HistoryLen = checkpointHist, len(e.history)
-	pop := &Population{Input: e.in, NumClasses: e.nc, Genomes: e.pop}
-	if err := Save(pop, filepath.Join(dir, st.Population), "population-"+tag+".safetensors"); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
+	snap := &Snapshot{e: e, dir: dir, tag: tag, pop: &Population{Input: e.in, NumClasses: e.nc, Genomes: slices.Clone(e.pop)}}
 	if len(archive) > 0 {
 		st.Archive = "archive-" + tag + ".json"
-		arch := &Population{Input: e.in, NumClasses: e.nc, Genomes: archive}
-		if err := Save(arch, filepath.Join(dir, st.Archive), "archive-"+tag+".safetensors"); err != nil {
-			return fmt.Errorf("checkpoint: %w", err)
-		}
+		snap.archive = &Population{Input: e.in, NumClasses: e.nc, Genomes: archive}
 	}
-	data, err := json.MarshalIndent(&st, "", " ")
+	if snap.hist, snap.histAll, err = e.historyToSave(dir); err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	st.HistoryFile, st.HistoryLen = checkpointHist, len(e.history)
+	if snap.state, err = json.MarshalIndent(&st, "", " "); err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	snap.state = append(snap.state, '\n')
+	return snap, nil
+}
+
+// Write writes the snapshot's files into its folder, state.json last (the
+// commit point), and removes the files of other generations.
+func (s *Snapshot) Write() error {
+	err := s.write()
 	if err != nil {
+		s.e.histLost.Store(true) // the history file's end is unknown now
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	err = writeAtomic(filepath.Join(dir, checkpointState), func(w *bufio.Writer) error {
-		_, err := w.Write(append(data, '\n'))
+	return nil
+}
+
+func (s *Snapshot) write() error {
+	dir, tag := s.dir, s.tag
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := Save(s.pop, filepath.Join(dir, "population-"+tag+".json"), "population-"+tag+".safetensors"); err != nil {
+		return err
+	}
+	if s.archive != nil {
+		if err := Save(s.archive, filepath.Join(dir, "archive-"+tag+".json"), "archive-"+tag+".safetensors"); err != nil {
+			return err
+		}
+	}
+	if err := writeHistory(filepath.Join(dir, checkpointHist), s.hist, s.histAll); err != nil {
+		return err
+	}
+	err := writeAtomic(filepath.Join(dir, checkpointState), func(w *bufio.Writer) error {
+		_, err := w.Write(s.state)
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
+		return err
 	}
 	// Files of other generations (older ones, or a newer one whose
 	// state.json a killed process never wrote) are no longer needed.

@@ -38,46 +38,48 @@ func historyLines(w io.Writer, hs []GenStats) error {
 	return nil
 }
 
-// saveHistory brings dir's history file up to e.history and syncs it:
-// the lines not yet in it are appended when it is the file this run last
-// saved or loaded; otherwise (a new folder, or a run that never saved) it
-// is written whole, atomically.
-func (e *Evolution) saveHistory(dir string) error {
-	path := filepath.Join(dir, checkpointHist)
-	if e.histDir != dir || e.histSaved > len(e.history) {
-		err := writeAtomic(path, func(w *bufio.Writer) error { return historyLines(w, e.history) })
-		if err != nil {
-			return err
-		}
-		e.histDir, e.histSaved = dir, len(e.history)
-		return nil
+// historyToSave is what a checkpoint in dir writes of the history: the
+// lines not yet in dir's history file, when it is the file this run last
+// saved to or loaded from and no write of it failed since; otherwise
+// (another folder, a run that never saved, a failed write) the whole
+// history, written atomically (all).
+func (e *Evolution) historyToSave(dir string) (lines []byte, all bool, err error) {
+	from := e.histSaved
+	if e.histLost.Swap(false) || e.histDir != dir || from > len(e.history) {
+		from, all = 0, true
 	}
-	if e.histSaved == len(e.history) {
+	var buf bytes.Buffer
+	if err := historyLines(&buf, e.history[from:]); err != nil {
+		return nil, false, err
+	}
+	e.histDir, e.histSaved = dir, len(e.history)
+	return buf.Bytes(), all, nil
+}
+
+// writeHistory appends lines to the history file at path and syncs it,
+// or replaces the file with them (all).
+func writeHistory(path string, lines []byte, all bool) error {
+	if all {
+		return writeAtomic(path, func(w *bufio.Writer) error {
+			_, err := w.Write(lines)
+			return err
+		})
+	}
+	if len(lines) == 0 {
 		return nil
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	if err := historyLines(&buf, e.history[e.histSaved:]); err != nil {
-		f.Close()
-		return err
-	}
-	_, err = f.Write(buf.Bytes())
+	_, err = f.Write(lines)
 	if err == nil {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		// The file's end is unknown now: rewrite it whole next time.
-		e.histDir = ""
-		return err
-	}
-	e.histSaved = len(e.history)
-	return nil
+	return err
 }
 
 // loadHistory appends the first n lines of dir's history file to

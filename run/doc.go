@@ -21,9 +21,11 @@
 // returns *GenomeErrors.
 //
 // Evolve is `neateval evolve`: a NEAT loop (neat.Evolution) scored by one
-// evaluator for the whole run, checkpointed after every generation so that
-// a killed run resumes exactly, its best genome scored on a held-out test
-// set at the end.
+// evaluator for the whole run, checkpointed every
+// evolve.checkpoint_seconds (in the background, while the next generation
+// is scored), at the end and when it stops early, so that a killed run
+// resumes exactly; its best genome is scored on a held-out test set at the
+// end.
 //
 // Every line the package logs is one event of the schema in
 // docs/log-events.md; this package declares its events and field keys

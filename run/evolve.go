@@ -126,11 +126,13 @@ func logEvolveStart(log *zerolog.Logger, spec EvolveSpec) {
 }
 
 // generations steps the evolution up to evolve.generations, checkpointing
-// each one.
-func generations(ctx context.Context, evo *neat.Evolution, gs *genScorer, tb *tracker, log *zerolog.Logger) error {
+// as evolve.checkpoint_seconds says (see checkpointer) and when it
+// returns, by an error too.
+func generations(ctx context.Context, evo *neat.Evolution, gs *genScorer, tb *tracker, log *zerolog.Logger) (err error) {
 	cfg := gs.cfg
 	ec := &cfg.Evolve
-	identity := config.EvolveIdentity(cfg)
+	ck := newCheckpointer(evo, ec, config.EvolveIdentity(cfg))
+	defer func() { err = ck.close(err) }()
 	var scored []float64 // the fitness of the genomes the generation scored
 	var ev evaluator.Scorer
 	fitness := func(ctx context.Context, pop *neat.Population) ([]float64, error) {
@@ -160,11 +162,11 @@ func generations(ctx context.Context, evo *neat.Evolution, gs *genScorer, tb *tr
 			}
 			return fmt.Errorf("evolve: generation %d: %w", evo.Generation(), err)
 		}
-		if err := evo.SaveCheckpoint(ec.CheckpointDir, identity); err != nil {
+		if err := ck.generation(); err != nil {
 			done()
-			return fmt.Errorf("evolve: %w", err)
+			return err
 		}
-		logGeneration(log, st, ev, evo, sample, time.Since(t))
+		logGeneration(log, st, ev, evo, genLog{sample: sample, resumeAt: ck.written, took: time.Since(t)})
 		done()
 		_, _, median := tfevents.FitnessStats(scored)
 		if err := tb.generation(tfevents.Generation{Gen: st.Generation, Best: st.Best, Mean: st.Mean, Median: median,
@@ -220,14 +222,21 @@ func sameLines(a, b string) bool {
 }
 
 // logGeneration writes the generation line.
-func logGeneration(log *zerolog.Logger, st neat.GenStats, sc evaluator.Scorer, evo *neat.Evolution, sample int64, took time.Duration) {
+// genLog is what a generation line says beside the run's statistics.
+type genLog struct {
+	sample   int64 // the seed of the generation's images
+	resumeAt int   // the generation the last checkpoint written resumes at
+	took     time.Duration
+}
+
+func logGeneration(log *zerolog.Logger, st neat.GenStats, sc evaluator.Scorer, evo *neat.Evolution, gl genLog) {
 	_, bestFit, _ := evo.Best()
 	e := event(log, zerolog.InfoLevel, EventGeneration).Int(KeyGen, st.Generation).
 		Float64(KeyBest, st.Best).Float64(KeyMean, st.Mean).Int(KeySpecies, st.Species).
 		Int64(KeyParams, st.BestParams).Int64(KeyFLOPs, st.BestFLOPs).Int(KeyNodes, st.BestNodes).
 		Int64(KeyBestGenome, st.BestGenome).Float64(KeyBestEver, bestFit).
 		Int(KeyEvaluated, st.Evaluated).Int(KeyFailed, st.Failed).Float64(KeyThreshold, st.Threshold).
-		Int64(KeyValSample, sample)
+		Int64(KeyValSample, gl.sample).Int(KeyResumeAt, gl.resumeAt)
 	if !math.IsNaN(st.ESSigma) {
 		e = e.Float64(KeyESSigma, st.ESSigma)
 	}
@@ -236,7 +245,7 @@ func logGeneration(log *zerolog.Logger, st neat.GenStats, sc evaluator.Scorer, e
 			e = e.Str(KeyMode, string(p.Mode)).Int(KeyChunks, len(p.Chunks))
 		}
 	}
-	e.Dur(KeySeconds, took).Msgf("gen %d: best %.4f mean %.4f, %d species, best %d params %d nodes",
+	e.Dur(KeySeconds, gl.took).Msgf("gen %d: best %.4f mean %.4f, %d species, best %d params %d nodes",
 		st.Generation, st.Best, st.Mean, st.Species, st.BestParams, st.BestNodes)
 }
 

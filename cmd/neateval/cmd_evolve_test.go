@@ -32,7 +32,8 @@ func TestMain(m *testing.M) {
 }
 
 // evolveConfig writes a config for a small, fast evolve run on a synthetic
-// set in dir, with extra TOML appended to its [evolve] section.
+// set in dir, checkpointed after every generation, with extra TOML
+// appended to its [evolve] section.
 func evolveConfig(t *testing.T, dir string, generations int, extra string) string {
 	t.Helper()
 	text := fmt.Sprintf(`[dataset]
@@ -51,6 +52,7 @@ generations = %d
 population_size = 12
 val_size = 300
 checkpoint_dir = %q
+checkpoint_seconds = 0
 best = %q
 %s
 `, generations, filepath.Join(dir, "ck"), filepath.Join(dir, "out", "best.json"), extra)
@@ -245,7 +247,7 @@ func TestEvolveResumeAfterKill(t *testing.T) {
 	cut := t.TempDir()
 	cfg := evolveConfig(t, cut, gens, "")
 	killedLog, killed := runChild(t, func(line []byte) bool {
-		return bytes.Contains(line, []byte(`"event":"generation"`)) && bytes.Contains(line, []byte(`"gen":3,`))
+		return bytes.Contains(line, []byte(`"event":"generation"`)) && bytes.Contains(line, []byte(`"resume_at":4,`))
 	}, "evolve", "--config", cfg)
 	if !killed || len(logLines(t, killedLog, run.EventEvolveDone)) != 0 {
 		t.Fatalf("the run was not killed mid-run (killed %v)", killed)

@@ -86,11 +86,13 @@ Runs NEAT over CNN genomes ([evolve] keys of the config): the fitness of each
 genome is measured on evolve.val_size images drawn from the training split,
 with the evaluator of ` + "`run`" + ` (same backend, memory and fitness keys). Each
 generation is logged (event "generation": best, mean, species, size of the
-best, the memory plan) and checkpointed in evolve.checkpoint_dir; the best
-genome so far is written to evolve.best in the population format. At the end
-the best genome is scored on the test split. Interrupted or killed, the run
-continues with --resume from its last finished generation, exactly as if it
-had not stopped. With --workers N (in-process workers) or --nats URL (the
+best, the memory plan); the run is checkpointed in evolve.checkpoint_dir
+every evolve.checkpoint_seconds, at the end and when it stops early; the
+best genome so far is written to evolve.best in the population format. At
+the end the best genome is scored on the test split. Interrupted or killed,
+the run continues with --resume from its last checkpoint (a killed one loses
+at most evolve.checkpoint_seconds of work), exactly as if it had not
+stopped. With --workers N (in-process workers) or --nats URL (the
 workers of "neateval worker --evolve" on that server) the generations are
 scored on a cluster: the same run, generation for generation.
 `
