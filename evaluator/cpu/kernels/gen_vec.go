@@ -157,6 +157,14 @@ func (g *vg) expf(x, n, t, u int) {
 	g.p("\tVMULPS %s, %s, %s", g.R(u), g.R(t), g.R(t))
 	g.p("\tVADDPS %s, %s, %s", g.R(x), g.R(t), g.R(t))
 	g.p("\tVADDPS %s, %s, %s", g.R(8), g.R(t), g.R(t))
+	if g.zmm() {
+		// y·2^n in one instruction instead of four (2^n built from n's
+		// bits, then a product), rounded once as the product is: the same
+		// bits for every n the clamp allows (n ≥ −126, so 2^n is normal);
+		// a NaN stays y's NaN.
+		g.p("\tVSCALEFPS %s, %s, %s", g.R(n), g.R(t), g.R(x))
+		return
+	}
 	g.p("\tVCVTPS2DQ %s, %s", g.R(n), g.R(n))
 	g.op("VPADDD", "i127", n, n)
 	g.p("\tVPSLLD $23, %s, %s", g.R(n), g.R(n))
