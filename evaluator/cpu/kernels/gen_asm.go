@@ -211,19 +211,35 @@ func kernel(is isa, nv int) {
 	p("%s:", lbl("seg"))
 	p("\tMOVLQSX (R12), AX")
 	p("\tLEAQ (DX)(AX*4), AX")
-	if zmm {
-		for v := 0; v < nv; v++ {
-			p("\tKMOVW %d(R12), K%d", 4+2*v, v+1)
-		}
+	if zmm && nv == 1 {
+		p("\tKMOVW 4(R12), K1")
 		for r := 0; r < m; r++ {
 			if r > 0 {
 				p("\tCMPQ R10, $%d", r)
 				p("\tJLE %s", lbl("segnext"))
 				p("\tADDQ R11, AX")
 			}
-			for v := 0; v < nv; v++ {
-				p("\tVMOVUPS %s, K%d, %d(AX)", acc(r, v), v+1, v*is.vb)
+			p("\tVMOVUPS %s, K1, (AX)", acc(r, 0))
+		}
+	} else if zmm {
+		// Vector by vector, skipping the vectors the segment does not
+		// touch: a tile that straddles output rows has several segments,
+		// each over a part of the tile's columns (a 64-column tile over
+		// 28-pixel rows: three segments of one or two vectors each).
+		for v := 0; v < nv; v++ {
+			p("\tKMOVW %d(R12), K1", 4+2*v)
+			p("\tKORTESTW K1, K1")
+			p("\tJEQ %s", lbl(fmt.Sprintf("v%d", v)))
+			p("\tMOVQ AX, R9")
+			for r := 0; r < m; r++ {
+				if r > 0 {
+					p("\tCMPQ R10, $%d", r)
+					p("\tJLE %s", lbl(fmt.Sprintf("v%d", v)))
+					p("\tADDQ R11, R9")
+				}
+				p("\tVMOVUPS %s, K1, %d(R9)", acc(r, v), v*is.vb)
 			}
+			p("%s:", lbl(fmt.Sprintf("v%d", v)))
 		}
 	} else {
 		// Build each vector's lane mask from its mask byte, then store the
