@@ -389,6 +389,7 @@ func (j *convJob) run(w int) {
 	ta := tileArgs{
 		a: j.a, b: prep, koff: j.koff, c: j.dst,
 		rowBias: j.bias, colBias: zeros[:], k: pl.kdim, ldc: p, act: epilogueAct(j.act),
+		bias: biasRow,
 	}
 	for img := lo; img < hi; img++ {
 		prepImage(pl, s, prep, j.src[img*in:(img+1)*in])

@@ -25,7 +25,7 @@ var fields = []struct {
 	{"TA_A", 0}, {"TA_B", 24}, {"TA_KOFF", 48}, {"TA_C", 72}, {"TA_SEGS", 96}, {"TA_NSEG", 104},
 	{"TA_ROWBIAS", 120}, {"TA_COLBIAS", 144}, {"TA_AOFF", 168}, {"TA_BOFF", 176}, {"TA_COFF", 184},
 	{"TA_RBOFF", 192}, {"TA_CBOFF", 200}, {"TA_K", 208}, {"TA_ASTRIDE", 216}, {"TA_LDC", 224},
-	{"TA_MR", 232}, {"TA_ACT", 240},
+	{"TA_MR", 232}, {"TA_ACT", 240}, {"TA_BIAS", 248},
 }
 
 type isa struct {
@@ -147,24 +147,45 @@ func kernel(is isa, nv int) {
 	p("\tMOVQ TA_COLBIAS(DI), BX")
 	p("\tMOVQ TA_CBOFF(DI), AX")
 	p("\tLEAQ (BX)(AX*4), BX")
-	for v := 0; v < nv; v++ {
-		p("\tVMOVUPS %d(BX), %s", v*is.vb, breg(v))
-	}
-	for r := 0; r < m; r++ {
-		if r > 0 {
-			p("\tCMPQ R10, $%d", r)
-			p("\tJLE %s", lbl("act"))
+	// Both biases, the row bias only (biasRow) or the column bias only
+	// (biasCol), in the same order of additions.
+	p("\tMOVQ TA_BIAS(DI), AX")
+	p("\tCMPQ AX, $1")
+	p("\tJEQ %s", lbl("rowbias"))
+	p("\tCMPQ AX, $2")
+	p("\tJEQ %s", lbl("colbias"))
+	for _, mode := range []string{"both", "rowbias", "colbias"} {
+		if mode != "both" {
+			p("%s:", lbl(mode))
 		}
-		if !zmm {
-			p("\tVBROADCASTSS %d(SI), %s", 4*r, t)
-		}
-		for v := 0; v < nv; v++ {
-			if zmm {
-				p("\tVADDPS.BCST %d(SI), %s, %s", 4*r, acc(r, v), acc(r, v))
-			} else {
-				p("\tVADDPS %s, %s, %s", t, acc(r, v), acc(r, v))
+		if mode != "rowbias" {
+			for v := 0; v < nv; v++ {
+				p("\tVMOVUPS %d(BX), %s", v*is.vb, breg(v))
 			}
-			p("\tVADDPS %s, %s, %s", breg(v), acc(r, v), acc(r, v))
+		}
+		for r := 0; r < m; r++ {
+			if r > 0 {
+				p("\tCMPQ R10, $%d", r)
+				p("\tJLE %s", lbl("act"))
+			}
+			if !zmm && mode != "colbias" {
+				p("\tVBROADCASTSS %d(SI), %s", 4*r, t)
+			}
+			for v := 0; v < nv; v++ {
+				if mode != "colbias" {
+					if zmm {
+						p("\tVADDPS.BCST %d(SI), %s, %s", 4*r, acc(r, v), acc(r, v))
+					} else {
+						p("\tVADDPS %s, %s, %s", t, acc(r, v), acc(r, v))
+					}
+				}
+				if mode != "rowbias" {
+					p("\tVADDPS %s, %s, %s", breg(v), acc(r, v), acc(r, v))
+				}
+			}
+		}
+		if mode != "colbias" {
+			p("\tJMP %s", lbl("act"))
 		}
 	}
 	// Activation: max(x, 0) and max(x, 0.01x), with x as the second source
