@@ -728,6 +728,12 @@ act512_tanh:
 	VMULPS Z16, Z19, Z19
 	VADDPS Z0, Z3, Z3
 	VADDPS Z16, Z19, Z19
+	VBROADCASTSS ·tanhT(SB), Z7
+	VCMPPS $1, Z7, Z1, K1
+	VCMPPS $1, Z7, Z17, K2
+	KANDW K1, K2, K3
+	KORTESTW K3, K3
+	JCS act512_tanh_small
 	VMULPS.BCST ·minus2(SB), Z1, Z4
 	VMULPS.BCST ·minus2(SB), Z17, Z20
 	VBROADCASTSS ·expLo(SB), Z7
@@ -782,6 +788,11 @@ act512_tanh:
 	VMOVAPS Z19, K2, Z21
 	VMOVUPS Z5, 0(SI)
 	VMOVUPS Z21, 64(SI)
+	JMP act512_tanh_next
+act512_tanh_small:
+	VMOVUPS Z3, 0(SI)
+	VMOVUPS Z19, 64(SI)
+act512_tanh_next:
 	ADDQ $128, SI
 	SUBQ $2, CX
 	JNE act512_tanh
