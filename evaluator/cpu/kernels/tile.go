@@ -11,9 +11,11 @@ import "math/bits"
 // table, which lets one kernel read a packed panel (koff[k] = k·nr) or an
 // image directly (koff[k] = where tap k of the filter sits relative to the
 // output pixel, see conv.go). The epilogue adds rowBias[rboff+r] and
-// colBias[cboff+j], applies the piecewise-linear activation, and stores
-// column j of row r to c[coff + seg.off + r·ldc + j] for every segment whose
-// mask has bit j. Segments let one tile straddle output rows and images.
+// colBias[cboff+j] (or only the one that is not zeros, see biasRow),
+// applies the piecewise-linear activation, and stores column j of row r to
+// c[coff + seg.off + r·ldc + j] for every segment whose mask has bit j,
+// skipping the vectors a segment's mask leaves out. Segments let one tile
+// straddle output rows and images.
 
 // maxNV is the widest tile, in vectors.
 const maxNV = 4
