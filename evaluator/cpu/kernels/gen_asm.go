@@ -87,6 +87,13 @@ func kernel(is isa, nv int) {
 	name := fmt.Sprintf("%s%d", is.name, nv)
 	lbl := func(s string) string { return fmt.Sprintf("%s_%s", name, s) }
 	zmm := is.reg == "Z"
+	// gate skips to label past row r when the tile has r rows or fewer.
+	gate := func(r int, label string) {
+		if r > 0 {
+			p("\tCMPQ R10, $%d", r)
+			p("\tJLE %s", lbl(label))
+		}
+	}
 
 	p("// func %s(t *tileArgs): a tile of up to %d rows by %d columns.", name, m, nv*is.vb/4)
 	p("TEXT ·%s(SB), NOSPLIT, $0-8", name)
@@ -120,10 +127,7 @@ func kernel(is isa, nv int) {
 		p("\tVMOVUPS %d(AX), %s", v*is.vb, breg(v))
 	}
 	for r := 0; r < m; r++ {
-		if r > 0 {
-			p("\tCMPQ R10, $%d", r)
-			p("\tJLE %s", lbl("next"))
-		}
+		gate(r, "next")
 		if zmm && nv == 1 {
 			p("\tVFMADD231PS.BCST %d(SI), %s, %s", 4*r, breg(0), acc(r, 0))
 			continue
@@ -164,10 +168,7 @@ func kernel(is isa, nv int) {
 			}
 		}
 		for r := 0; r < m; r++ {
-			if r > 0 {
-				p("\tCMPQ R10, $%d", r)
-				p("\tJLE %s", lbl("act"))
-			}
+			gate(r, "act")
 			if !zmm && mode != "colbias" {
 				p("\tVBROADCASTSS %d(SI), %s", 4*r, t)
 			}
@@ -232,6 +233,20 @@ func kernel(is isa, nv int) {
 	p("%s:", lbl("seg"))
 	p("\tMOVLQSX (R12), AX")
 	p("\tLEAQ (DX)(AX*4), AX")
+	// storeRows stores vector v of every row through R9, from the
+	// segment's base in AX, one row (ldc) apart, up to label v<v>.
+	storeRows := func(v int, store func(r int) string) {
+		vl := fmt.Sprintf("v%d", v)
+		p("\tMOVQ AX, R9")
+		for r := 0; r < m; r++ {
+			if r > 0 {
+				gate(r, vl)
+				p("\tADDQ R11, R9")
+			}
+			p("\t%s", store(r))
+		}
+		p("%s:", lbl(vl))
+	}
 	if zmm && nv == 1 {
 		p("\tKMOVW 4(R12), K1")
 		for r := 0; r < m; r++ {
@@ -251,16 +266,7 @@ func kernel(is isa, nv int) {
 			p("\tKMOVW %d(R12), K1", 4+2*v)
 			p("\tKORTESTW K1, K1")
 			p("\tJEQ %s", lbl(fmt.Sprintf("v%d", v)))
-			p("\tMOVQ AX, R9")
-			for r := 0; r < m; r++ {
-				if r > 0 {
-					p("\tCMPQ R10, $%d", r)
-					p("\tJLE %s", lbl(fmt.Sprintf("v%d", v)))
-					p("\tADDQ R11, R9")
-				}
-				p("\tVMOVUPS %s, K1, %d(R9)", acc(r, v), v*is.vb)
-			}
-			p("%s:", lbl(fmt.Sprintf("v%d", v)))
+			storeRows(v, func(r int) string { return fmt.Sprintf("VMOVUPS %s, K1, %d(R9)", acc(r, v), v*is.vb) })
 		}
 	} else {
 		// Build each vector's lane mask from its mask byte, then store the
@@ -271,16 +277,7 @@ func kernel(is isa, nv int) {
 			p("\tVPBROADCASTD X%d, %s", is.t, t)
 			p("\tVPAND ·laneBits(SB), %s, %s", t, t)
 			p("\tVPCMPEQD ·laneBits(SB), %s, %s", t, t)
-			p("\tMOVQ AX, R9")
-			for r := 0; r < m; r++ {
-				if r > 0 {
-					p("\tCMPQ R10, $%d", r)
-					p("\tJLE %s", lbl(fmt.Sprintf("v%d", v)))
-					p("\tADDQ R11, R9")
-				}
-				p("\tVMASKMOVPS %s, %s, %d(R9)", acc(r, v), t, v*is.vb)
-			}
-			p("%s:", lbl(fmt.Sprintf("v%d", v)))
+			storeRows(v, func(r int) string { return fmt.Sprintf("VMASKMOVPS %s, %s, %d(R9)", acc(r, v), t, v*is.vb) })
 		}
 	}
 	p("%s:", lbl("segnext"))
