@@ -69,12 +69,26 @@ func TestActString(t *testing.T) {
 // TestApplyPlaceIndependent: an element's activation does not depend on
 // where it sits in the call (a full vector or the last, partial one), so a
 // forward's results do not depend on how its images are grouped in calls.
+// The second input has a first pair of vectors all below tanh's switch at
+// 0.625, which AVX-512 computes by the polynomial alone, against the same
+// values in calls too short for a pair.
 func TestApplyPlaceIndependent(t *testing.T) {
 	const n = 64
-	x := make([]float32, n)
+	x, small := make([]float32, n), make([]float32, n)
 	for i := range x {
 		x[i] = float32(i-n/2)*0.173 + 0.011
+		small[i] = float32(i%32-16)*0.039 + 0.005
+		if i >= 40 {
+			small[i] = float32(i) * 0.5
+		}
 	}
+	for _, x := range [][]float32{x, small} {
+		placeIndependent(t, x)
+	}
+}
+
+func placeIndependent(t *testing.T, x []float32) {
+	n := len(x)
 	for _, act := range []kernels.Act{kernels.Tanh, kernels.Sigmoid, kernels.GELU, kernels.ReLU, kernels.LeakyReLU} {
 		full := append([]float32(nil), x...)
 		kernels.Apply(act, full)

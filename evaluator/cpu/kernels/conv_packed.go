@@ -50,6 +50,7 @@ func (j *convJob) runPacked(w int) {
 	ta := tileArgs{
 		a: j.a, b: packB, koff: j.koffP, c: j.dst,
 		rowBias: j.bias, colBias: zeros[:], k: pl.kdim, ldc: pix, act: epilogueAct(j.act),
+		bias: biasRow,
 	}
 	for grp := lo; grp < hi; grp++ {
 		img0 := grp * pl.group

@@ -240,7 +240,7 @@ func (j *denseJob) run(w int) {
 	ta := tileArgs{
 		b: j.wt, koff: j.koff, c: j.dst, segs: sg[:],
 		rowBias: zeros[:], colBias: j.ws[pl.offBias : pl.offBias+pl.npan*pl.nr],
-		k: in, ldc: j.out, act: epilogueAct(j.act),
+		k: in, ldc: j.out, act: epilogueAct(j.act), bias: biasCol,
 	}
 	for i := lo; i < hi; i++ {
 		b0, mr := panel(j.b, pl.mpan, i)

@@ -25,7 +25,7 @@ var fields = []struct {
 	{"TA_A", 0}, {"TA_B", 24}, {"TA_KOFF", 48}, {"TA_C", 72}, {"TA_SEGS", 96}, {"TA_NSEG", 104},
 	{"TA_ROWBIAS", 120}, {"TA_COLBIAS", 144}, {"TA_AOFF", 168}, {"TA_BOFF", 176}, {"TA_COFF", 184},
 	{"TA_RBOFF", 192}, {"TA_CBOFF", 200}, {"TA_K", 208}, {"TA_ASTRIDE", 216}, {"TA_LDC", 224},
-	{"TA_MR", 232}, {"TA_ACT", 240},
+	{"TA_MR", 232}, {"TA_ACT", 240}, {"TA_BIAS", 248},
 }
 
 type isa struct {
@@ -87,6 +87,13 @@ func kernel(is isa, nv int) {
 	name := fmt.Sprintf("%s%d", is.name, nv)
 	lbl := func(s string) string { return fmt.Sprintf("%s_%s", name, s) }
 	zmm := is.reg == "Z"
+	// gate skips to label past row r when the tile has r rows or fewer.
+	gate := func(r int, label string) {
+		if r > 0 {
+			p("\tCMPQ R10, $%d", r)
+			p("\tJLE %s", lbl(label))
+		}
+	}
 
 	p("// func %s(t *tileArgs): a tile of up to %d rows by %d columns.", name, m, nv*is.vb/4)
 	p("TEXT ·%s(SB), NOSPLIT, $0-8", name)
@@ -120,10 +127,7 @@ func kernel(is isa, nv int) {
 		p("\tVMOVUPS %d(AX), %s", v*is.vb, breg(v))
 	}
 	for r := 0; r < m; r++ {
-		if r > 0 {
-			p("\tCMPQ R10, $%d", r)
-			p("\tJLE %s", lbl("next"))
-		}
+		gate(r, "next")
 		if zmm && nv == 1 {
 			p("\tVFMADD231PS.BCST %d(SI), %s, %s", 4*r, breg(0), acc(r, 0))
 			continue
@@ -147,24 +151,42 @@ func kernel(is isa, nv int) {
 	p("\tMOVQ TA_COLBIAS(DI), BX")
 	p("\tMOVQ TA_CBOFF(DI), AX")
 	p("\tLEAQ (BX)(AX*4), BX")
-	for v := 0; v < nv; v++ {
-		p("\tVMOVUPS %d(BX), %s", v*is.vb, breg(v))
-	}
-	for r := 0; r < m; r++ {
-		if r > 0 {
-			p("\tCMPQ R10, $%d", r)
-			p("\tJLE %s", lbl("act"))
+	// Both biases, the row bias only (biasRow) or the column bias only
+	// (biasCol), in the same order of additions.
+	p("\tMOVQ TA_BIAS(DI), AX")
+	p("\tCMPQ AX, $1")
+	p("\tJEQ %s", lbl("rowbias"))
+	p("\tCMPQ AX, $2")
+	p("\tJEQ %s", lbl("colbias"))
+	for _, mode := range []string{"both", "rowbias", "colbias"} {
+		if mode != "both" {
+			p("%s:", lbl(mode))
 		}
-		if !zmm {
-			p("\tVBROADCASTSS %d(SI), %s", 4*r, t)
-		}
-		for v := 0; v < nv; v++ {
-			if zmm {
-				p("\tVADDPS.BCST %d(SI), %s, %s", 4*r, acc(r, v), acc(r, v))
-			} else {
-				p("\tVADDPS %s, %s, %s", t, acc(r, v), acc(r, v))
+		if mode != "rowbias" {
+			for v := 0; v < nv; v++ {
+				p("\tVMOVUPS %d(BX), %s", v*is.vb, breg(v))
 			}
-			p("\tVADDPS %s, %s, %s", breg(v), acc(r, v), acc(r, v))
+		}
+		for r := 0; r < m; r++ {
+			gate(r, "act")
+			if !zmm && mode != "colbias" {
+				p("\tVBROADCASTSS %d(SI), %s", 4*r, t)
+			}
+			for v := 0; v < nv; v++ {
+				if mode != "colbias" {
+					if zmm {
+						p("\tVADDPS.BCST %d(SI), %s, %s", 4*r, acc(r, v), acc(r, v))
+					} else {
+						p("\tVADDPS %s, %s, %s", t, acc(r, v), acc(r, v))
+					}
+				}
+				if mode != "rowbias" {
+					p("\tVADDPS %s, %s, %s", breg(v), acc(r, v), acc(r, v))
+				}
+			}
+		}
+		if mode != "colbias" {
+			p("\tJMP %s", lbl("act"))
 		}
 	}
 	// Activation: max(x, 0) and max(x, 0.01x), with x as the second source
@@ -211,19 +233,40 @@ func kernel(is isa, nv int) {
 	p("%s:", lbl("seg"))
 	p("\tMOVLQSX (R12), AX")
 	p("\tLEAQ (DX)(AX*4), AX")
-	if zmm {
-		for v := 0; v < nv; v++ {
-			p("\tKMOVW %d(R12), K%d", 4+2*v, v+1)
+	// storeRows stores vector v of every row through R9, from the
+	// segment's base in AX, one row (ldc) apart, up to label v<v>.
+	storeRows := func(v int, store func(r int) string) {
+		vl := fmt.Sprintf("v%d", v)
+		p("\tMOVQ AX, R9")
+		for r := 0; r < m; r++ {
+			if r > 0 {
+				gate(r, vl)
+				p("\tADDQ R11, R9")
+			}
+			p("\t%s", store(r))
 		}
+		p("%s:", lbl(vl))
+	}
+	if zmm && nv == 1 {
+		p("\tKMOVW 4(R12), K1")
 		for r := 0; r < m; r++ {
 			if r > 0 {
 				p("\tCMPQ R10, $%d", r)
 				p("\tJLE %s", lbl("segnext"))
 				p("\tADDQ R11, AX")
 			}
-			for v := 0; v < nv; v++ {
-				p("\tVMOVUPS %s, K%d, %d(AX)", acc(r, v), v+1, v*is.vb)
-			}
+			p("\tVMOVUPS %s, K1, (AX)", acc(r, 0))
+		}
+	} else if zmm {
+		// Vector by vector, skipping the vectors the segment does not
+		// touch: a tile that straddles output rows has several segments,
+		// each over a part of the tile's columns (a 64-column tile over
+		// 28-pixel rows: three segments of one or two vectors each).
+		for v := 0; v < nv; v++ {
+			p("\tKMOVW %d(R12), K1", 4+2*v)
+			p("\tKORTESTW K1, K1")
+			p("\tJEQ %s", lbl(fmt.Sprintf("v%d", v)))
+			storeRows(v, func(r int) string { return fmt.Sprintf("VMOVUPS %s, K1, %d(R9)", acc(r, v), v*is.vb) })
 		}
 	} else {
 		// Build each vector's lane mask from its mask byte, then store the
@@ -234,16 +277,7 @@ func kernel(is isa, nv int) {
 			p("\tVPBROADCASTD X%d, %s", is.t, t)
 			p("\tVPAND ·laneBits(SB), %s, %s", t, t)
 			p("\tVPCMPEQD ·laneBits(SB), %s, %s", t, t)
-			p("\tMOVQ AX, R9")
-			for r := 0; r < m; r++ {
-				if r > 0 {
-					p("\tCMPQ R10, $%d", r)
-					p("\tJLE %s", lbl(fmt.Sprintf("v%d", v)))
-					p("\tADDQ R11, R9")
-				}
-				p("\tVMASKMOVPS %s, %s, %d(R9)", acc(r, v), t, v*is.vb)
-			}
-			p("%s:", lbl(fmt.Sprintf("v%d", v)))
+			storeRows(v, func(r int) string { return fmt.Sprintf("VMASKMOVPS %s, %s, %d(R9)", acc(r, v), t, v*is.vb) })
 		}
 	}
 	p("%s:", lbl("segnext"))

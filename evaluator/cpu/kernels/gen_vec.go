@@ -104,6 +104,48 @@ func (g *vg) loop2(name string, body func()) {
 	g.p("%s_end:", name)
 }
 
+// tanhPairs is loop2 for tanh on AVX-512 with a branch between the two
+// parts: a pair of vectors whose lanes are all |x| < 0.625 (a < tanhT,
+// register 1 against the threshold) runs small (store the polynomial)
+// instead of b.
+func (g *vg) tanhPairs(name string, a, b, small func()) {
+	both := func(f func()) {
+		x, y := g.capture(0, f), g.capture(1, f)
+		for i := range max(len(x), len(y)) {
+			if i < len(x) {
+				g.sb.WriteString(x[i] + "\n")
+			}
+			if i < len(y) {
+				g.sb.WriteString(y[i] + "\n")
+			}
+		}
+	}
+	g.p("%s:", name)
+	g.p("\tCMPQ CX, $2")
+	g.p("\tJLT %s_one", name)
+	both(a)
+	g.p("\tVBROADCASTSS ·tanhT(SB), Z7")
+	g.p("\tVCMPPS $1, Z7, Z1, K1")
+	g.p("\tVCMPPS $1, Z7, Z17, K2")
+	g.p("\tKANDW K1, K2, K3")
+	g.p("\tKORTESTW K3, K3")
+	g.p("\tJCS %s_small", name)
+	both(b)
+	g.p("\tJMP %s_next", name)
+	g.p("%s_small:", name)
+	both(small)
+	g.p("%s_next:", name)
+	g.p("\tADDQ $128, SI")
+	g.p("\tSUBQ $2, CX")
+	g.p("\tJNE %s", name)
+	g.p("\tJMP %s_end", name)
+	g.p("%s_one:", name)
+	for _, l := range append(g.capture(0, a), g.capture(0, b)...) {
+		g.sb.WriteString(l + "\n")
+	}
+	g.p("%s_end:", name)
+}
+
 func (g *vg) zmm() bool { return g.is.r == "Z" }
 
 // op emits "inst const, src, dst" with the constant as a memory operand.
@@ -157,6 +199,14 @@ func (g *vg) expf(x, n, t, u int) {
 	g.p("\tVMULPS %s, %s, %s", g.R(u), g.R(t), g.R(t))
 	g.p("\tVADDPS %s, %s, %s", g.R(x), g.R(t), g.R(t))
 	g.p("\tVADDPS %s, %s, %s", g.R(8), g.R(t), g.R(t))
+	if g.zmm() {
+		// y·2^n in one instruction instead of four (2^n built from n's
+		// bits, then a product), rounded once as the product is: the same
+		// bits for every n the clamp allows (n ≥ −126, so 2^n is normal);
+		// a NaN stays y's NaN.
+		g.p("\tVSCALEFPS %s, %s, %s", g.R(n), g.R(t), g.R(x))
+		return
+	}
 	g.p("\tVCVTPS2DQ %s, %s", g.R(n), g.R(n))
 	g.op("VPADDD", "i127", n, n)
 	g.p("\tVPSLLD $23, %s, %s", g.R(n), g.R(n))
@@ -212,7 +262,12 @@ func (g *vg) genAct() {
 		store(0)
 	})
 	fin()
-	g.loop2("act"+s+"_tanh", func() {
+	// tanh in two parts: the polynomial of |x| < 0.625 (A), then e^-2|x|
+	// and the choice (B). Where every lane of both vectors of a pair is
+	// below 0.625 (common: a first layer's output over an image's blank
+	// background is its bias), the pair stores A and skips B, the costlier
+	// two thirds; the lanes get the values the choice would have given.
+	tanhA := func() {
 		load(0)
 		g.p("\tVANDPS %s, %s, %s", R(9), R(0), R(1)) // a
 		g.p("\tVMULPS %s, %s, %s", R(0), R(0), R(2)) // z
@@ -223,6 +278,8 @@ func (g *vg) genAct() {
 		g.p("\tVMULPS %s, %s, %s", R(2), R(3), R(3))
 		g.p("\tVMULPS %s, %s, %s", R(0), R(3), R(3))
 		g.p("\tVADDPS %s, %s, %s", R(0), R(3), R(3)) // small-|x| result
+	}
+	tanhB := func() {
 		g.op("VMULPS", "minus2", 1, 4)
 		g.expf(4, 5, 6, 7)
 		g.p("\tVSUBPS %s, %s, %s", R(4), R(8), R(5))
@@ -233,7 +290,12 @@ func (g *vg) genAct() {
 		g.ld("tanhT", 7)
 		g.sel(1, 1, 7, 3, 5, 6) // |x| < 0.625: polynomial
 		store(5)
-	})
+	}
+	if g.zmm() {
+		g.tanhPairs("act"+s+"_tanh", tanhA, tanhB, func() { store(3) })
+	} else {
+		g.loop("act"+s+"_tanh", func() { tanhA(); tanhB() })
+	}
 	fin()
 	g.loop2("act"+s+"_sigmoid", func() {
 		load(0)

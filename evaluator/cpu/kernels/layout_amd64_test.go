@@ -22,7 +22,7 @@ func TestTileArgsLayout(t *testing.T) {
 		"TA_AOFF": unsafe.Offsetof(ta.aoff), "TA_BOFF": unsafe.Offsetof(ta.boff), "TA_COFF": unsafe.Offsetof(ta.coff),
 		"TA_RBOFF": unsafe.Offsetof(ta.rboff), "TA_CBOFF": unsafe.Offsetof(ta.cboff), "TA_K": unsafe.Offsetof(ta.k),
 		"TA_ASTRIDE": unsafe.Offsetof(ta.astride), "TA_LDC": unsafe.Offsetof(ta.ldc), "TA_MR": unsafe.Offsetof(ta.mr),
-		"TA_ACT": unsafe.Offsetof(ta.act),
+		"TA_ACT": unsafe.Offsetof(ta.act), "TA_BIAS": unsafe.Offsetof(ta.bias),
 	}
 	f, err := os.Open("tileargs_amd64.h")
 	if err != nil {

@@ -18,3 +18,4 @@
 #define TA_LDC 224
 #define TA_MR 232
 #define TA_ACT 240
+#define TA_BIAS 248
