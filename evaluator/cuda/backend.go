@@ -44,6 +44,13 @@ type Backend struct {
 	// loadEvents are the events of unloaded models, for the next loads to
 	// record their copies' ends with; on the worker only.
 	loadEvents []event
+	// pop says whether small genomes take the population path (pop.go);
+	// popQ is its queue.
+	pop  bool
+	popQ popQueue
+	// popLaunches and popForwards count the population launches and the
+	// forwards they scored.
+	popLaunches, popForwards atomic.Int64
 
 	closeOnce sync.Once
 	closeErr  error
@@ -107,7 +114,8 @@ func newBackend(o evaluator.BackendOptions, open func() (driver, Info, error)) (
 	if n <= 0 {
 		n = DefaultParallel
 	}
-	b := &Backend{dtype: o.DType, prec: prec, slots: make(chan *slot, n)}
+	b := &Backend{dtype: o.DType, prec: prec, slots: make(chan *slot, n), pop: popOn()}
+	b.popQ.idle = make(chan struct{}, 1)
 	w, err := startWorker(func() error {
 		drv, info, err := open()
 		if err != nil {

@@ -43,6 +43,13 @@ func (b *Backend) Forward(ctx context.Context, mm evaluator.Model, dd evaluator.
 	if err != nil {
 		return evaluator.SliceStats{}, err
 	}
+	if r := b.popFor(m, d, lo, hi, prog); r != nil {
+		st, err := b.forwardPop(ctx, r)
+		if err != nil {
+			return evaluator.SliceStats{}, fmt.Errorf("genome %d: forward of %d images: %w", gid, n, err)
+		}
+		return st, nil
+	}
 	sl, err := b.getSlot(ctx)
 	if err != nil {
 		return evaluator.SliceStats{}, fmt.Errorf("genome %d: %w", gid, err)

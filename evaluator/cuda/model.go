@@ -30,6 +30,11 @@ type model struct {
 
 	mu    sync.Mutex
 	progs [2]*sched.Program // the last schedules built, newest first
+
+	// pop is the genome's table for the population kernels (nil: the
+	// per-layer path), made once.
+	popOnce sync.Once
+	pop     *sched.PopProgram
 }
 
 func (m *model) Graph() *neat.Graph { return m.g }
