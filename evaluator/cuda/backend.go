@@ -30,9 +30,10 @@ type Backend struct {
 	dtype vram.DType
 	prec  sched.Precision
 	pool  *pinnedPool
-	// loads is the stream the weights are copied on.
-	loads stream
-	info  Info
+	// loads is the stream the weights are copied on; notify waits for
+	// each copy's event and tells the host (Load).
+	loads, notify stream
+	info          Info
 
 	// slots holds the idle forwards' streams; all of them were made when
 	// the backend opened.
@@ -44,10 +45,10 @@ type Backend struct {
 	// loadEvents are the events of unloaded models, for the next loads to
 	// record their copies' ends with; on the worker only.
 	loadEvents []event
-	// pop says whether small genomes take the population path (pop.go);
-	// popQ is its queue.
-	pop  bool
-	popQ popQueue
+	// popWork is the most FLOPs of a forward on the population path
+	// (pop.go; 0: off); popQ is its queue.
+	popWork int64
+	popQ    popQueue
 	// popLaunches and popForwards count the population launches and the
 	// forwards they scored.
 	popLaunches, popForwards atomic.Int64
@@ -99,7 +100,8 @@ type slot struct {
 // on the worker and makes the context current there. Every driver object
 // a forward needs is made here: the loads stream and, for each of the
 // o.Parallel forwards (DefaultParallel when 0) that may run at once, a
-// stream, two events and a pinned result buffer. A failure to make one
+// stream, two events and a pinned result buffer (and the notify stream of
+// the loads). A failure to make one
 // fails the open; CUDA_ERROR_OUT_OF_MEMORY then matches
 // vram.ErrOutOfMemory.
 func newBackend(o evaluator.BackendOptions, open func() (driver, Info, error)) (*Backend, error) {
@@ -114,7 +116,7 @@ func newBackend(o evaluator.BackendOptions, open func() (driver, Info, error)) (
 	if n <= 0 {
 		n = DefaultParallel
 	}
-	b := &Backend{dtype: o.DType, prec: prec, slots: make(chan *slot, n), pop: popOn()}
+	b := &Backend{dtype: o.DType, prec: prec, slots: make(chan *slot, n), popWork: popMaxWork()}
 	b.popQ.idle = make(chan struct{}, 1)
 	w, err := startWorker(func() error {
 		drv, info, err := open()
@@ -149,6 +151,9 @@ func (b *Backend) openOnWorker(n int) error {
 	b.info.Free, b.info.Total = free, total
 	if b.loads, err = b.drv.newStream(); err != nil {
 		return fmt.Errorf("cuda: the weights' stream: %w", err)
+	}
+	if b.notify, err = b.drv.newStream(); err != nil {
+		return fmt.Errorf("cuda: the weights' notify stream: %w", err)
 	}
 	for i := range n {
 		sl := &slot{args: new([sched.MaxArgs]uint64)}
@@ -238,7 +243,7 @@ func (b *Backend) Close() error {
 			for _, e := range b.loadEvents {
 				errs = append(errs, b.drv.destroyEvent(e))
 			}
-			errs = append(errs, b.drv.destroyStream(b.loads))
+			errs = append(errs, b.drv.destroyStream(b.loads), b.drv.destroyStream(b.notify))
 			b.dev.alloc.EmptyCache()
 			// Destroying the context frees what is still allocated.
 			errs = append(errs, b.drv.close())

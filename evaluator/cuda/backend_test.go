@@ -403,7 +403,7 @@ func TestPopulationPath(t *testing.T) {
 			o := evaluator.Options{EvalBatchSize: 16, Parallel: 6, CacheData: true}
 			on := newT(t, evaluator.BackendOptions{DType: tc.dt, Parallel: 6}).(*Backend)
 			off := newT(t, evaluator.BackendOptions{DType: tc.dt, Parallel: 6}).(*Backend)
-			on.pop, off.pop = true, false
+			on.popWork, off.popWork = math.MaxInt64, 0
 			got := evaltest.Evaluate(t, on, ds, pop, staging.DefaultConfig(), o)
 			want := evaltest.Evaluate(t, off, ds, pop, staging.DefaultConfig(), o)
 			launches, forwards := on.popLaunches.Load(), on.popForwards.Load()

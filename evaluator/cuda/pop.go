@@ -29,11 +29,28 @@ import (
 //
 // The kernels repeat the per-layer kernels' arithmetic, so a slice's stats
 // are the same on either path (TestPopulationPath); the path taken never
-// changes a result. NEATEVAL_CUDA_POPULATION=off turns it off (to compare
-// the two paths' speed on a card).
+// changes a result. By default a forward takes the path when its work is
+// at most sched.PopMaxWork (small slices: where per-layer launches cost
+// more than the interpreter's slower arithmetic); NEATEVAL_CUDA_POPULATION
+// =off turns the path off, =all sends every forward whose genome fits (to
+// compare the two paths' speed on a card).
 
-// popEnv turns the population path off when "off".
+// popEnv sets the population path: "off", "all" (every forward whose
+// genome fits, whatever its work), or by default the forwards of at most
+// sched.PopMaxWork FLOPs.
 const popEnv = "NEATEVAL_CUDA_POPULATION"
+
+// popMaxWork reads NEATEVAL_CUDA_POPULATION: the most FLOPs a forward on
+// the population path may do, 0 for the path off.
+func popMaxWork() int64 {
+	switch os.Getenv(popEnv) {
+	case "off":
+		return 0
+	case "all":
+		return math.MaxInt64
+	}
+	return sched.PopMaxWork
+}
 
 // popReq is one forward waiting for, or in, a population launch.
 type popReq struct {
@@ -115,15 +132,12 @@ func (q *popQueue) remove(r *popReq) bool {
 	return false
 }
 
-// popOn reads NEATEVAL_CUDA_POPULATION.
-func popOn() bool { return os.Getenv(popEnv) != "off" }
-
 // popProgram is the model's table for the population kernels, nil when the
 // genome takes the per-layer path (too large, or TF32 products, which the
 // population kernels do not have).
 func (m *model) popProgram() *sched.PopProgram {
 	m.popOnce.Do(func() {
-		if m.b.pop && m.b.prec == sched.FP32 {
+		if m.b.popWork > 0 && m.b.prec == sched.FP32 {
 			m.pop = sched.BuildPop(m.g, m.b.dtype)
 		}
 	})
@@ -137,7 +151,7 @@ func (b *Backend) popFor(m *model, d *data, lo, hi int, prog *sched.Program) *po
 		return nil
 	}
 	p := m.popProgram()
-	if p == nil || !p.PopFits(hi-lo, prog.ArenaBytes) {
+	if p == nil || m.g.FLOPs > b.popWork/int64(hi-lo) || !p.PopFits(hi-lo, prog.ArenaBytes) {
 		return nil
 	}
 	return &popReq{m: m, d: d, lo: lo, hi: hi, prog: p, arena: prog.ArenaBytes, done: make(chan struct{})}

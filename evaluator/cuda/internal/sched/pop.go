@@ -23,6 +23,14 @@ const (
 	// PopMaxBatch is the most requests (genome slices) one launch scores:
 	// their stats, PopMaxBatch × StatsBytes, come back in one copy.
 	PopMaxBatch = 64
+	// PopMaxWork is the most work (the genome's FLOPs per image × the
+	// slice's images) of a forward the backend sends down the population
+	// path by default. The performance model's break-even: pop_forward's
+	// scalar products issue at about an eighth of the FP32 rate
+	// (perfmodel.PopIssueShare), so beyond some 256 MFLOP a forward's
+	// per-layer launches, tens of µs for a small genome, cost less than
+	// the slower arithmetic. A prediction, for the first card run to set.
+	PopMaxWork = 256e6
 )
 
 // The ops of a step (pop.cu's POP_…).
