@@ -150,7 +150,13 @@ func (b *Backend) enqueue(sl *slot, m *model, prog *sched.Program, base [5]uint6
 			return fmt.Errorf("launching %s: %w", sched.Kernels[l.Kernel], err)
 		}
 	}
-	if err := b.drv.dtohAsync(sl.stats.p, devptr(base[sched.Arena]+uint64(prog.StatsOff)), sched.StatsBytes, sl.s); err != nil {
+	return b.enqueueEnd(sl, devptr(base[sched.Arena]+uint64(prog.StatsOff)), sched.StatsBytes, done)
+}
+
+// enqueueEnd ends a stream's work: the stats' copy back into the slot's
+// pinned buffer, the end event, and the host function that closes done.
+func (b *Backend) enqueueEnd(sl *slot, stats devptr, n int64, done chan struct{}) error {
+	if err := b.drv.dtohAsync(sl.stats.p, stats, n, sl.s); err != nil {
 		return err
 	}
 	if err := b.drv.record(sl.end, sl.s); err != nil {

@@ -314,13 +314,7 @@ func (b *Backend) enqueuePop(sl *slot, batch []*popReq, buf *pinned, base uint64
 	if err := b.drv.launch(red, [2]uint32{uint32(len(batch)), 1}, unsafe.Pointer(&sl.args[0]), 2, sl.s); err != nil {
 		return fmt.Errorf("launching %s: %w", sched.Kernels[red], err)
 	}
-	if err := b.drv.dtohAsync(sl.stats.p, devptr(base+uint64(lay.Stats)), int64(len(batch))*sched.StatsBytes, sl.s); err != nil {
-		return err
-	}
-	if err := b.drv.record(sl.end, sl.s); err != nil {
-		return err
-	}
-	return b.drv.onDone(sl.s, func() { close(done) })
+	return b.enqueueEnd(sl, devptr(base+uint64(lay.Stats)), int64(len(batch))*sched.StatsBytes, done)
 }
 
 // popStats reads request i's stats from the slot's result buffer.

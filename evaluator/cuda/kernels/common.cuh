@@ -104,3 +104,40 @@ NE_DEV float activate(float x, long long act) {
 		return activate_smooth(x, act);
 	}
 }
+
+// Stats is what a forward brings back to the host: 32 bytes.
+struct Stats {
+	double loss;         // Σ logsumexp(row) − row[label] over finite rows
+	long long correct;   // rows whose argmax (lowest index on ties) is the label
+	long long nonfinite; // rows holding NaN or ±Inf
+	long long rows;
+};
+
+// block_stats ends a one-block reduction (reduce_logits, pop_reduce): the
+// block adds its threads' partial sums in a fixed tree order, so the sums
+// do not depend on timing, and thread 0 stores them with rows at out.
+NE_DEV void block_stats(double loss, long long corr, long long nf, long long rows, void* out) {
+	__shared__ double sl[NE_THREADS];
+	__shared__ long long sc[NE_THREADS];
+	__shared__ long long sn[NE_THREADS];
+	const int tid = threadIdx.x;
+	sl[tid] = loss;
+	sc[tid] = corr;
+	sn[tid] = nf;
+	__syncthreads();
+	for (int h = NE_THREADS / 2; h > 0; h /= 2) {
+		if (tid < h) {
+			sl[tid] += sl[tid + h];
+			sc[tid] += sc[tid + h];
+			sn[tid] += sn[tid + h];
+		}
+		__syncthreads();
+	}
+	if (tid == 0) {
+		Stats* o = (Stats*)out;
+		o->loss = sl[0];
+		o->correct = sc[0];
+		o->nonfinite = sn[0];
+		o->rows = rows;
+	}
+}

@@ -56,7 +56,7 @@ enum {
 	H_LOSS = 12,  // double [n]: each image's loss term
 	H_KIND = 13,  // unsigned char [n]: 0 wrong, 1 right, 2 not finite
 	H_FIRST = 14, // the request's first block
-	H_STATS = 15, // Stats (ops.cu's layout)
+	H_STATS = 15, // Stats (common.cuh)
 };
 
 struct PopArgs {
@@ -249,17 +249,13 @@ POP_ENTRY(h, bf16_t)
 // rows (thread t: rows t, t + 256, …; then a fixed tree), so a slice's
 // Stats are those of the per-layer path.
 extern "C" __global__ void __launch_bounds__(NE_THREADS) pop_reduce(const PopArgs a) {
-	__shared__ double sl[NE_THREADS];
-	__shared__ long long sc[NE_THREADS];
-	__shared__ long long sn[NE_THREADS];
-	const int tid = threadIdx.x;
 	const long long* h = a.hdr + (long long)blockIdx.x * POP_HDR;
 	const long long n = h[H_N];
 	const double* lv = (const double*)h[H_LOSS];
 	const unsigned char* kind = (const unsigned char*)h[H_KIND];
 	double loss = 0.0;
 	long long corr = 0, nf = 0;
-	for (long long r = tid; r < n; r += NE_THREADS) {
+	for (long long r = threadIdx.x; r < n; r += NE_THREADS) {
 		if (kind[r] == 2) {
 			++nf;
 			continue;
@@ -269,24 +265,6 @@ extern "C" __global__ void __launch_bounds__(NE_THREADS) pop_reduce(const PopArg
 		}
 		loss += lv[r];
 	}
-	sl[tid] = loss;
-	sc[tid] = corr;
-	sn[tid] = nf;
-	__syncthreads();
-	for (int s = NE_THREADS / 2; s > 0; s /= 2) {
-		if (tid < s) {
-			sl[tid] += sl[tid + s];
-			sc[tid] += sc[tid + s];
-			sn[tid] += sn[tid + s];
-		}
-		__syncthreads();
-	}
-	if (tid == 0) {
-		long long* o = (long long*)h[H_STATS];
-		((double*)o)[0] = sl[0];
-		o[1] = sc[0];
-		o[2] = sn[0];
-		o[3] = n;
-	}
+	block_stats(loss, corr, nf, n, (void*)h[H_STATS]);
 }
 NE_REGISTER(pop_reduce, PopArgs)
