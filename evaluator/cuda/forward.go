@@ -89,11 +89,7 @@ func (b *Backend) Forward(ctx context.Context, mm evaluator.Model, dd evaluator.
 			base[sched.Labels] = arena.Addr + uint64(prog.LabelsOff)
 		}
 		if err := b.enqueue(sl, m, prog, base, in, inBytes, n, done); err != nil {
-			// Whatever was enqueued must finish before the arena and the
-			// buffers are reused.
-			err = errors.Join(err, b.drv.streamSync(sl.s))
-			b.dev.Free(arena)
-			arena = nil
+			err, arena = b.abandon(sl, arena, err), nil
 			return err
 		}
 		return nil
@@ -151,6 +147,15 @@ func (b *Backend) enqueue(sl *slot, m *model, prog *sched.Program, base [5]uint6
 		}
 	}
 	return b.enqueueEnd(sl, devptr(base[sched.Arena]+uint64(prog.StatsOff)), sched.StatsBytes, done)
+}
+
+// abandon frees the arena of work that failed to enqueue, once whatever
+// was enqueued has finished (before the arena and the buffers are reused);
+// on the worker.
+func (b *Backend) abandon(sl *slot, arena *vram.Block, err error) error {
+	err = errors.Join(err, b.drv.streamSync(sl.s))
+	b.dev.Free(arena)
+	return err
 }
 
 // enqueueEnd ends a stream's work: the stats' copy back into the slot's

@@ -4,7 +4,6 @@ package cuda
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -234,9 +233,7 @@ func (b *Backend) launchPop(sl *slot, batch []*popReq) error {
 		}
 		first := b.popTable(buf, arena.Addr, lay, batch)
 		if err := b.enqueuePop(sl, batch, buf, arena.Addr, lay, first, done); err != nil {
-			err = errors.Join(err, b.drv.streamSync(sl.s))
-			b.dev.Free(arena)
-			arena = nil
+			err, arena = b.abandon(sl, arena, err), nil
 			return err
 		}
 		return nil

@@ -191,36 +191,15 @@ extern "C" __global__ void __launch_bounds__(NE_THREADS) reduce_logits(const Red
 	double loss = 0.0;
 	long long corr = 0, nf = 0;
 	for (long long r = tid; r < a.n; r += NE_THREADS) {
-		const float* row = a.logits + r * C;
-		float best = row[0];
-		int arg = 0;
-		bool fin = true;
-		for (int k = 0; k < C; ++k) {
-			const float v = row[k];
-			if (!isfinite(v)) {
-				fin = false;
-				break;
-			}
-			if (v > best) {
-				best = v;
-				arg = k;
-			}
-		}
-		const int label = a.labels[r];
-		// A label beyond the classes cannot come from a checked data set;
-		// it is counted, not read past the row.
-		if (!fin || label >= C) {
+		const RowStats st = row_stats(a.logits + r * C, C, a.labels[r]);
+		if (st.kind == ROW_NONFINITE) {
 			++nf;
 			continue;
 		}
-		if (arg == label) {
+		if (st.kind == ROW_RIGHT) {
 			++corr;
 		}
-		double s = 0.0;
-		for (int k = 0; k < C; ++k) {
-			s += exp((double)row[k] - (double)best);
-		}
-		loss += log(s) + (double)best - (double)row[label];
+		loss += st.loss;
 	}
 	block_stats(loss, corr, nf, a.n, a.out);
 }

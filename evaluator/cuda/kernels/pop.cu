@@ -54,7 +54,7 @@ enum {
 	H_LOGITS = 10, // the logits' offset in the frame
 	H_CLASSES = 11,
 	H_LOSS = 12,  // double [n]: each image's loss term
-	H_KIND = 13,  // unsigned char [n]: 0 wrong, 1 right, 2 not finite
+	H_KIND = 13,  // unsigned char [n]: row_stats' ROW_…
 	H_FIRST = 14, // the request's first block
 	H_STATS = 15, // Stats (common.cuh)
 };
@@ -203,36 +203,10 @@ NE_DEV void pop_forward(const PopArgs& a) {
 	// reduce_logits' work for one row, by one thread per image.
 	const int C = (int)h[H_CLASSES];
 	for (long long t = threadIdx.x; t < nt; t += NE_THREADS) {
-		const float* row = sm + t * F + h[H_LOGITS];
-		float best = row[0];
-		int arg = 0;
-		bool fin = true;
-		for (int k = 0; k < C; ++k) {
-			const float v = row[k];
-			if (!isfinite(v)) {
-				fin = false;
-				break;
-			}
-			if (v > best) {
-				best = v;
-				arg = k;
-			}
-		}
 		const long long img = img0 + t;
-		const int label = ((const unsigned char*)h[H_LABELS])[img];
-		double* loss = (double*)h[H_LOSS];
-		unsigned char* kind = (unsigned char*)h[H_KIND];
-		if (!fin || label >= C) {
-			kind[img] = 2;
-			loss[img] = 0.0;
-			continue;
-		}
-		double s = 0.0;
-		for (int k = 0; k < C; ++k) {
-			s += exp((double)row[k] - (double)best);
-		}
-		kind[img] = arg == label ? 1 : 0;
-		loss[img] = log(s) + (double)best - (double)row[label];
+		const RowStats st = row_stats(sm + t * F + h[H_LOGITS], C, ((const unsigned char*)h[H_LABELS])[img]);
+		((unsigned char*)h[H_KIND])[img] = (unsigned char)st.kind;
+		((double*)h[H_LOSS])[img] = st.loss;
 	}
 }
 
@@ -256,11 +230,11 @@ extern "C" __global__ void __launch_bounds__(NE_THREADS) pop_reduce(const PopArg
 	double loss = 0.0;
 	long long corr = 0, nf = 0;
 	for (long long r = threadIdx.x; r < n; r += NE_THREADS) {
-		if (kind[r] == 2) {
+		if (kind[r] == ROW_NONFINITE) {
 			++nf;
 			continue;
 		}
-		if (kind[r] == 1) {
+		if (kind[r] == ROW_RIGHT) {
 			++corr;
 		}
 		loss += lv[r];
