@@ -98,12 +98,11 @@ type slot struct {
 
 // newBackend opens a backend over the driver that open returns; open runs
 // on the worker and makes the context current there. Every driver object
-// a forward needs is made here: the loads stream and, for each of the
-// o.Parallel forwards (DefaultParallel when 0) that may run at once, a
-// stream, two events and a pinned result buffer (and the notify stream of
-// the loads). A failure to make one
-// fails the open; CUDA_ERROR_OUT_OF_MEMORY then matches
-// vram.ErrOutOfMemory.
+// a forward needs is made here: the loads stream and its notify stream
+// and, for each of the o.Parallel forwards (DefaultParallel when 0) that
+// may run at once, a stream, two events and a pinned result buffer (a
+// population launch runs on one of these). A failure to make one fails
+// the open; CUDA_ERROR_OUT_OF_MEMORY then matches vram.ErrOutOfMemory.
 func newBackend(o evaluator.BackendOptions, open func() (driver, Info, error)) (*Backend, error) {
 	if err := o.Faults.Validate(); err != nil {
 		return nil, fmt.Errorf("cuda: %w", err)
