@@ -42,7 +42,7 @@ cuda-deps:
 	scripts/cuda-deps.sh $(CUDA_CACHE)
 
 # Regenerate the committed PTX (needs nvcc: Debian's nvidia-cuda-toolkit).
-ptx: $(CUDA_KERNELS)/gemm.ptx $(CUDA_KERNELS)/gemm_tc.ptx $(CUDA_KERNELS)/ops.ptx
+ptx: $(CUDA_KERNELS)/gemm.ptx $(CUDA_KERNELS)/gemm_tc.ptx $(CUDA_KERNELS)/ops.ptx $(CUDA_KERNELS)/pop.ptx
 
 $(CUDA_KERNELS)/%.ptx: $(CUDA_KERNELS)/%.cu $(CUDA_KERNELS)/common.cuh $(CUDA_KERNELS)/gemm.cuh
 	$(NVCC) -ptx -arch=$(PTX_ARCH) -O3 -o $@ $<
@@ -50,7 +50,7 @@ $(CUDA_KERNELS)/%.ptx: $(CUDA_KERNELS)/%.cu $(CUDA_KERNELS)/common.cuh $(CUDA_KE
 # The PTX, its sm_90 machine code (ptxas, from the same PTX) and the
 # kernels' resources (registers, shared and local memory), all committed:
 # nvidia-cuda-toolkit's ptxas and cuobjdump, no GPU.
-CUBINS = $(CUDA_KERNELS)/gemm.$(CUBIN_ARCH).cubin $(CUDA_KERNELS)/gemm_tc.$(CUBIN_ARCH).cubin $(CUDA_KERNELS)/ops.$(CUBIN_ARCH).cubin
+CUBINS = $(CUDA_KERNELS)/gemm.$(CUBIN_ARCH).cubin $(CUDA_KERNELS)/gemm_tc.$(CUBIN_ARCH).cubin $(CUDA_KERNELS)/ops.$(CUBIN_ARCH).cubin $(CUDA_KERNELS)/pop.$(CUBIN_ARCH).cubin
 
 kernels: ptx $(CUBINS) $(CUDA_KERNELS)/resources.$(CUBIN_ARCH).txt
 

@@ -8,7 +8,9 @@
 #   smoke            TestSmoke: modules (cubin or JIT, timed), one evaluation
 #                    against the CPU backend, an impossible cuMemAlloc as the
 #                    typed out-of-memory
-#   conformance      TestConformance: the backend conformance suite
+#   conformance      TestConformance: the backend conformance suite, and
+#                    TestPopulationPath: the population kernels' stats equal
+#                    the per-layer kernels' bit for bit
 #   mnist-vs-cpu     TestMNISTAgainstCPU: both check populations (small and
 #                    wide preset) on the MNIST test images, CUDA against the
 #                    CPU backend genome by genome (pass/fail)
@@ -28,6 +30,8 @@
 #   torch-tf32-off   TF32 on and off (scripts/torch_tf32.py), fitness compared
 #   bench-neateval   neateval's throughput on the same population and
 #   bench-tf32       images, in fp32 and in tf32
+#   bench-pop-100    the same at 100 images: the population path by its
+#   bench-layer-100  default rule, then off (NEATEVAL_CUDA_POPULATION)
 #
 # Each step has its own timeout, cut to what is left of the budget; a step
 # killed at its timeout is TIMEOUT (not FAIL), one with under 10 s left is
@@ -93,7 +97,7 @@ if ((!dry)) && [[ -f $work/facts.log ]]; then
 fi
 gotest smoke 45 '^TestSmoke$'
 ((dry)) || gl_details[-1]="$(module_detail "$work/smoke.log"); ${gl_details[-1]}"
-gotest conformance 40 '^TestConformance$'
+gotest conformance 40 '^(TestConformance|TestPopulationPath)$'
 gotest mnist-vs-cpu 80 '^TestMNISTAgainstCPU$'
 gotest tf32-vs-cpu 30 '^TestTF32AgainstCPU$'
 gotest staged-resident 30 '^(TestStagedVsResident|TestMemoryModel)$'
@@ -150,6 +154,20 @@ for prec in fp32 tf32; do
 	if ((!dry)) && [[ ${gl_results[-1]} == PASS ]]; then
 		gl_results[-1]=INFO
 		gl_details[-1]="$prec: $(grep -o '[0-9.e+]* images·genomes/s' "$work/$name.log" | tail -1), $(grep -o '[0-9.e+]* GFLOP/s' "$work/$name.log" | tail -1), $(grep -o '[0-9.e+]* device-ms/op' "$work/$name.log" | tail -1) (model: docs/gpu-performance-model.md, 2000 × 2000 rows)"
+	fi
+done
+
+# The population path against the per-layer path on a small validation set
+# (100 images, where launches bound the per-layer path): the default rule,
+# then the path off. Results are the same either way (TestPopulationPath).
+for mode in default off; do
+	name=bench-pop-100
+	[[ $mode == off ]] && name=bench-layer-100
+	NEATEVAL_CUDA_POPULATION=$mode NEATEVAL_BENCH_POP=$g/pop/pop.json NEATEVAL_BENCH_BATCH=100 NEATEVAL_BENCH_LIMIT=100 NEATEVAL_BENCH_PARALLEL=16 NEATEVAL_BENCH_PRECISION=fp32 \
+		step "$name" 25 "BenchmarkEvaluateMNIST, small population, 100 images, population path $mode" "$t" -test.run '^$' -test.bench '^BenchmarkEvaluateMNIST$' -test.benchtime 3x
+	if ((!dry)) && [[ ${gl_results[-1]} == PASS ]]; then
+		gl_results[-1]=INFO
+		gl_details[-1]="population path $mode: $(grep -o '[0-9.e+]* images·genomes/s' "$work/$name.log" | tail -1), $(grep -o '[0-9.e+]* device-ms/op' "$work/$name.log" | tail -1) (model: docs/gpu-performance-model.md, 100 × 100 rows)"
 	fi
 done
 

@@ -10,10 +10,10 @@ set -euo pipefail
 cuobjdump=$1 arch=$2 dir=$3
 echo "# kernel registers shared_bytes local_bytes stack_bytes (per thread: registers, local, stack; per block: static shared memory, with the 1 KiB the system reserves on sm_80+)"
 echo "# $arch, from cuobjdump --dump-resource-usage ($("$cuobjdump" --version | grep -o "release [0-9.]*, V[0-9.]*")) of the cubins (make kernels)"
-for m in gemm gemm_tc ops; do
+for m in gemm gemm_tc ops pop; do
 	echo "# ptx $m $(sha256sum "$dir/$m.ptx" | cut -d' ' -f1)"
 done
-for m in gemm gemm_tc ops; do
+for m in gemm gemm_tc ops pop; do
 	"$cuobjdump" --dump-resource-usage "$dir/$m.$arch.cubin"
 done | awk '
 	/Function / { name = $2; sub(":$", "", name) }

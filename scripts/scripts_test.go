@@ -51,7 +51,7 @@ func TestDryRun(t *testing.T) {
 	for script, steps := range map[string][]string{
 		"gpu-smoke.sh": {"gpu", "smoke", "jit"},
 		"gpu-check.sh": {"facts", "smoke", "conformance", "mnist-vs-cpu", "tf32-vs-cpu", "staged-resident", "real-oom", "memcheck", "race",
-			"ceilings", "torch-tf32-on", "torch-tf32-off", "bench-neateval", "bench-tf32"},
+			"ceilings", "torch-tf32-on", "torch-tf32-off", "bench-neateval", "bench-tf32", "bench-pop-100", "bench-layer-100"},
 	} {
 		out, err := run(t, g, script, "--dry-run")
 		if err != nil {

@@ -30,9 +30,10 @@ type Backend struct {
 	dtype vram.DType
 	prec  sched.Precision
 	pool  *pinnedPool
-	// loads is the stream the weights are copied on.
-	loads stream
-	info  Info
+	// loads is the stream the weights are copied on; notify waits for
+	// each copy's event and tells the host (Load).
+	loads, notify stream
+	info          Info
 
 	// slots holds the idle forwards' streams; all of them were made when
 	// the backend opened.
@@ -44,6 +45,13 @@ type Backend struct {
 	// loadEvents are the events of unloaded models, for the next loads to
 	// record their copies' ends with; on the worker only.
 	loadEvents []event
+	// popWork is the most FLOPs of a forward on the population path
+	// (pop.go; 0: off); popQ is its queue.
+	popWork int64
+	popQ    popQueue
+	// popLaunches and popForwards count the population launches and the
+	// forwards they scored.
+	popLaunches, popForwards atomic.Int64
 
 	closeOnce sync.Once
 	closeErr  error
@@ -90,11 +98,11 @@ type slot struct {
 
 // newBackend opens a backend over the driver that open returns; open runs
 // on the worker and makes the context current there. Every driver object
-// a forward needs is made here: the loads stream and, for each of the
-// o.Parallel forwards (DefaultParallel when 0) that may run at once, a
-// stream, two events and a pinned result buffer. A failure to make one
-// fails the open; CUDA_ERROR_OUT_OF_MEMORY then matches
-// vram.ErrOutOfMemory.
+// a forward needs is made here: the loads stream and its notify stream
+// and, for each of the o.Parallel forwards (DefaultParallel when 0) that
+// may run at once, a stream, two events and a pinned result buffer (a
+// population launch runs on one of these). A failure to make one fails
+// the open; CUDA_ERROR_OUT_OF_MEMORY then matches vram.ErrOutOfMemory.
 func newBackend(o evaluator.BackendOptions, open func() (driver, Info, error)) (*Backend, error) {
 	if err := o.Faults.Validate(); err != nil {
 		return nil, fmt.Errorf("cuda: %w", err)
@@ -107,7 +115,8 @@ func newBackend(o evaluator.BackendOptions, open func() (driver, Info, error)) (
 	if n <= 0 {
 		n = DefaultParallel
 	}
-	b := &Backend{dtype: o.DType, prec: prec, slots: make(chan *slot, n)}
+	b := &Backend{dtype: o.DType, prec: prec, slots: make(chan *slot, n), popWork: popMaxWork()}
+	b.popQ.idle = make(chan struct{}, 1)
 	w, err := startWorker(func() error {
 		drv, info, err := open()
 		if err != nil {
@@ -141,6 +150,9 @@ func (b *Backend) openOnWorker(n int) error {
 	b.info.Free, b.info.Total = free, total
 	if b.loads, err = b.drv.newStream(); err != nil {
 		return fmt.Errorf("cuda: the weights' stream: %w", err)
+	}
+	if b.notify, err = b.drv.newStream(); err != nil {
+		return fmt.Errorf("cuda: the weights' notify stream: %w", err)
 	}
 	for i := range n {
 		sl := &slot{args: new([sched.MaxArgs]uint64)}
@@ -230,7 +242,7 @@ func (b *Backend) Close() error {
 			for _, e := range b.loadEvents {
 				errs = append(errs, b.drv.destroyEvent(e))
 			}
-			errs = append(errs, b.drv.destroyStream(b.loads))
+			errs = append(errs, b.drv.destroyStream(b.loads), b.drv.destroyStream(b.notify))
 			b.dev.alloc.EmptyCache()
 			// Destroying the context frees what is still allocated.
 			errs = append(errs, b.drv.close())

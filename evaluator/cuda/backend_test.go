@@ -381,3 +381,46 @@ func TestFarStrideAndPadding(t *testing.T) {
 	}
 	evaltest.CheckAgainstReference(t, pop, ds, rs)
 }
+
+// TestPopulationPath scores random populations with the population
+// kernels (pop.cu) and with the per-layer kernels only: the stats are the
+// same bit for bit (the kernels repeat the per-layer arithmetic), and
+// float32 agrees with the CPU backend to the conformance tolerance. The
+// population path must have scored most genomes, in launches of several.
+func TestPopulationPath(t *testing.T) {
+	for _, tc := range []struct {
+		dt   vram.DType
+		in   neat.Input
+		seed int64
+	}{
+		{vram.Float32, neat.Input{Channels: 1, Height: 12, Width: 12}, 51},
+		{vram.BFloat16, neat.Input{Channels: 2, Height: 9, Width: 9}, 52},
+	} {
+		t.Run(fmt.Sprintf("%v-%dx%dx%d", tc.dt, tc.in.Channels, tc.in.Height, tc.in.Width), func(t *testing.T) {
+			pop := neat.Generate(tc.seed, 16, tc.in, 10, neat.DefaultGenConfig())
+			ds := datasets.Synthetic(images(150), tc.in.Channels, tc.in.Height, tc.in.Width, 10, tc.seed)
+			// Slices of 16, 16 and 8 images: tiles cut short.
+			o := evaluator.Options{EvalBatchSize: 16, Parallel: 6, CacheData: true}
+			on := newT(t, evaluator.BackendOptions{DType: tc.dt, Parallel: 6}).(*Backend)
+			off := newT(t, evaluator.BackendOptions{DType: tc.dt, Parallel: 6}).(*Backend)
+			on.popWork, off.popWork = math.MaxInt64, 0
+			got := evaltest.Evaluate(t, on, ds, pop, staging.DefaultConfig(), o)
+			want := evaltest.Evaluate(t, off, ds, pop, staging.DefaultConfig(), o)
+			launches, forwards := on.popLaunches.Load(), on.popForwards.Load()
+			t.Logf("%d forwards in %d population launches", forwards, launches)
+			if forwards < int64(2*len(pop.Genomes)) || forwards <= launches || off.popLaunches.Load() != 0 {
+				t.Errorf("%d forwards in %d population launches (%d with the path off): want most genomes, several a launch", forwards, launches, off.popLaunches.Load())
+			}
+			for i := range want {
+				w, g := want[i], got[i]
+				if (w.Err == nil) != (g.Err == nil) || g.Images != w.Images ||
+					math.Float64bits(g.Accuracy) != math.Float64bits(w.Accuracy) || math.Float64bits(g.Loss) != math.Float64bits(w.Loss) {
+					t.Errorf("genome %d: population path accuracy %v loss %v (%v), per-layer %v %v (%v)", w.GenomeID, g.Accuracy, g.Loss, g.Err, w.Accuracy, w.Loss, w.Err)
+				}
+			}
+			if tc.dt == vram.Float32 {
+				evaltest.Same(t, evaltest.Evaluate(t, newCPU(t, tc.dt), ds, pop, staging.DefaultConfig(), o), got)
+			}
+		})
+	}
+}

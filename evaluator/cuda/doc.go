@@ -36,7 +36,11 @@
 //     (cuMemHostAlloc, from a bounded pool) and copies them on a stream of
 //     their own, so a prefetched chunk loads while the current one computes;
 //     an event recorded after the copy orders it before the model's
-//     forwards on the device (cuStreamWaitEvent), not through the host.
+//     forwards on the device (cuStreamWaitEvent), not through the host. The
+//     loads stream holds only copies and event records: the host hears that
+//     a copy landed (to reuse its pinned buffer) from a host function on a
+//     second stream that waits for the event, so no host round trip ever
+//     sits between two copies.
 //   - Forwards: the schedule of a forward (internal/sched) is one arena
 //     allocation laid out by the graph's liveness schedule, plus a list of
 //     launches of the kernels in kernels/ (CUDA C compiled to PTX and the
@@ -45,6 +49,17 @@
 //     how long it took). Up to fitness_eval_parallel forwards
 //     run at once, each on its own stream; each ends with a one-block
 //     reduction of the logits whose 32-byte result is all that comes back.
+//   - The population path (pop.go, kernels/pop.cu): a forward of a small
+//     genome (one image's activations fit in a block's 46 KiB of shared
+//     memory) on a cached data set in fp32 launches no layer of its own. It
+//     queues; whoever next runs a launch takes every queued forward, of any
+//     genomes, and scores them all with two launches: pop_forward, whose
+//     blocks each carry a tile of one genome's images through the whole
+//     genome in shared memory (a device table of the genomes' steps), and
+//     pop_reduce, one block per forward. One such launch is in flight at a
+//     time; what queues behind it is the next. The kernels repeat the
+//     per-layer kernels' arithmetic, so the stats are the same bit for bit
+//     whichever path ran (NEATEVAL_CUDA_POPULATION=off: per-layer only).
 //
 // Compute precision (BackendOptions.ComputePrecision): "fp32", the
 // default, runs the products in float32 FMA (gemm.cu); "tf32" runs them on

@@ -32,7 +32,7 @@ import (
 // embedding them makes their contents part of the package's build ID, so a
 // changed kernel rebuilds the emulator instead of testing a cached one.
 //
-//go:embed emu.h kernels/common.cuh kernels/gemm.cuh kernels/gemm.cu kernels/gemm_tc.cu kernels/ops.cu
+//go:embed emu.h kernels/common.cuh kernels/gemm.cuh kernels/gemm.cu kernels/gemm_tc.cu kernels/ops.cu kernels/pop.cu
 var emuSources embed.FS
 
 // emuDriver runs the kernels on the CPU (emu.cc): the same schedules, the

@@ -173,6 +173,7 @@ void mma_tf32(float *d, const unsigned *a, const unsigned *b) {
 #include "kernels/gemm.cu"
 #include "kernels/gemm_tc.cu"
 #include "kernels/ops.cu"
+#include "kernels/pop.cu"
 
 extern "C" {
 

@@ -43,6 +43,13 @@ func (b *Backend) Forward(ctx context.Context, mm evaluator.Model, dd evaluator.
 	if err != nil {
 		return evaluator.SliceStats{}, err
 	}
+	if r := b.popFor(m, d, lo, hi, prog); r != nil {
+		st, err := b.forwardPop(ctx, r)
+		if err != nil {
+			return evaluator.SliceStats{}, fmt.Errorf("genome %d: forward of %d images: %w", gid, n, err)
+		}
+		return st, nil
+	}
 	sl, err := b.getSlot(ctx)
 	if err != nil {
 		return evaluator.SliceStats{}, fmt.Errorf("genome %d: %w", gid, err)
@@ -82,11 +89,7 @@ func (b *Backend) Forward(ctx context.Context, mm evaluator.Model, dd evaluator.
 			base[sched.Labels] = arena.Addr + uint64(prog.LabelsOff)
 		}
 		if err := b.enqueue(sl, m, prog, base, in, inBytes, n, done); err != nil {
-			// Whatever was enqueued must finish before the arena and the
-			// buffers are reused.
-			err = errors.Join(err, b.drv.streamSync(sl.s))
-			b.dev.Free(arena)
-			arena = nil
+			err, arena = b.abandon(sl, arena, err), nil
 			return err
 		}
 		return nil
@@ -143,7 +146,22 @@ func (b *Backend) enqueue(sl *slot, m *model, prog *sched.Program, base [5]uint6
 			return fmt.Errorf("launching %s: %w", sched.Kernels[l.Kernel], err)
 		}
 	}
-	if err := b.drv.dtohAsync(sl.stats.p, devptr(base[sched.Arena]+uint64(prog.StatsOff)), sched.StatsBytes, sl.s); err != nil {
+	return b.enqueueEnd(sl, devptr(base[sched.Arena]+uint64(prog.StatsOff)), sched.StatsBytes, done)
+}
+
+// abandon frees the arena of work that failed to enqueue, once whatever
+// was enqueued has finished (before the arena and the buffers are reused);
+// on the worker.
+func (b *Backend) abandon(sl *slot, arena *vram.Block, err error) error {
+	err = errors.Join(err, b.drv.streamSync(sl.s))
+	b.dev.Free(arena)
+	return err
+}
+
+// enqueueEnd ends a stream's work: the stats' copy back into the slot's
+// pinned buffer, the end event, and the host function that closes done.
+func (b *Backend) enqueueEnd(sl *slot, stats devptr, n int64, done chan struct{}) error {
+	if err := b.drv.dtohAsync(sl.stats.p, stats, n, sl.s); err != nil {
 		return err
 	}
 	if err := b.drv.record(sl.end, sl.s); err != nil {

@@ -22,14 +22,20 @@ type model struct {
 	block *vram.Block // nil for a graph without weights
 	// copied is recorded on the loads stream after the copy of the
 	// weights: a forward's stream waits for it on the device. ready is
-	// closed (by the stream's host callback) when the copy has landed, for
-	// Unload and for the pinned buffer's return.
+	// closed (by a host function on the notify stream, which waits for
+	// copied) when the copy has landed, for Unload and for the pinned
+	// buffer's return.
 	copied event
 	ready  chan struct{}
 	once   sync.Once
 
 	mu    sync.Mutex
 	progs [2]*sched.Program // the last schedules built, newest first
+
+	// pop is the genome's table for the population kernels (nil: the
+	// per-layer path), made once.
+	popOnce sync.Once
+	pop     *sched.PopProgram
 }
 
 func (m *model) Graph() *neat.Graph { return m.g }
@@ -51,7 +57,7 @@ func (m *model) Unload() {
 		// A failed copy leaves the context broken; the block goes back to
 		// the cache all the same. The event is free once the copy has
 		// landed: every forward that waited on it has finished.
-		_ = m.b.wait(m.ready, m.b.loads)
+		_ = m.b.wait(m.ready, m.b.notify)
 		m.b.dev.Free(m.block)
 		_ = m.b.w.do(func() error {
 			m.b.loadEvents = append(m.b.loadEvents, m.copied)
@@ -88,7 +94,9 @@ func (m *model) program(n int, cached bool) (*sched.Program, error) {
 
 // Load converts the graph's weights to the storage type in a pinned buffer
 // and copies them to a new block on the loads stream, then records the
-// model's event there; it returns once the copy is enqueued. A forward's
+// model's event there; it returns once the copy is enqueued. The loads
+// stream holds copies and event records only: the host learns that a copy
+// landed from the notify stream, which waits for the event. A forward's
 // stream waits for the event on the device (no round trip through the
 // host); while the copy is in flight the next chunk's genomes load and the
 // current chunk computes.
@@ -127,7 +135,17 @@ func (b *Backend) Load(g *neat.Graph) (evaluator.Model, error) {
 			return err
 		}
 		m.copied = ev
-		if err := b.drv.onDone(b.loads, func() {
+		// The host hears of the copy on the notify stream, which waits for
+		// the event: no host function sits on the loads stream, so the
+		// next chunk's copies follow each other without a round trip
+		// through the host.
+		if err := b.drv.streamWait(b.notify, ev); err != nil {
+			err = errors.Join(err, b.drv.streamSync(b.loads))
+			b.loadEvents = append(b.loadEvents, ev)
+			b.dev.Free(blk)
+			return err
+		}
+		if err := b.drv.onDone(b.notify, func() {
 			b.pool.put(buf)
 			close(m.ready)
 		}); err != nil {

@@ -104,3 +104,77 @@ NE_DEV float activate(float x, long long act) {
 		return activate_smooth(x, act);
 	}
 }
+
+// Stats is what a forward brings back to the host: 32 bytes.
+struct Stats {
+	double loss;         // Σ logsumexp(row) − row[label] over finite rows
+	long long correct;   // rows whose argmax (lowest index on ties) is the label
+	long long nonfinite; // rows holding NaN or ±Inf
+	long long rows;
+};
+
+// row_stats scores one row of logits as the CPU backend does: ROW_NONFINITE
+// when a logit is NaN or ±Inf (or the label is beyond the classes: it
+// cannot come from a checked data set, and is counted rather than read
+// past the row); else ROW_RIGHT when the argmax (ties to the lowest class)
+// is the label, ROW_WRONG when not, with loss = logsumexp(row) −
+// row[label], in float64 after subtracting the row's max (0 when not
+// finite).
+enum { ROW_WRONG = 0, ROW_RIGHT = 1, ROW_NONFINITE = 2 };
+
+struct RowStats {
+	int kind;
+	double loss;
+};
+
+NE_DEV RowStats row_stats(const float* row, int C, int label) {
+	float best = row[0];
+	int arg = 0;
+	for (int k = 0; k < C; ++k) {
+		const float v = row[k];
+		if (!isfinite(v)) {
+			return RowStats{ROW_NONFINITE, 0.0};
+		}
+		if (v > best) {
+			best = v;
+			arg = k;
+		}
+	}
+	if (label >= C) {
+		return RowStats{ROW_NONFINITE, 0.0};
+	}
+	double s = 0.0;
+	for (int k = 0; k < C; ++k) {
+		s += exp((double)row[k] - (double)best);
+	}
+	return RowStats{arg == label ? ROW_RIGHT : ROW_WRONG, log(s) + (double)best - (double)row[label]};
+}
+
+// block_stats ends a one-block reduction (reduce_logits, pop_reduce): the
+// block adds its threads' partial sums in a fixed tree order, so the sums
+// do not depend on timing, and thread 0 stores them with rows at out.
+NE_DEV void block_stats(double loss, long long corr, long long nf, long long rows, void* out) {
+	__shared__ double sl[NE_THREADS];
+	__shared__ long long sc[NE_THREADS];
+	__shared__ long long sn[NE_THREADS];
+	const int tid = threadIdx.x;
+	sl[tid] = loss;
+	sc[tid] = corr;
+	sn[tid] = nf;
+	__syncthreads();
+	for (int h = NE_THREADS / 2; h > 0; h /= 2) {
+		if (tid < h) {
+			sl[tid] += sl[tid + h];
+			sc[tid] += sc[tid + h];
+			sn[tid] += sn[tid + h];
+		}
+		__syncthreads();
+	}
+	if (tid == 0) {
+		Stats* o = (Stats*)out;
+		o->loss = sl[0];
+		o->correct = sc[0];
+		o->nonfinite = sn[0];
+		o->rows = rows;
+	}
+}

@@ -180,77 +180,27 @@ struct ReduceArgs {
 	void* out;                    // Stats
 };
 
-// Stats is what a forward brings back to the host: 32 bytes.
-struct Stats {
-	double loss;         // Σ logsumexp(row) − row[label] over finite rows
-	long long correct;   // rows whose argmax (lowest index on ties) is the label
-	long long nonfinite; // rows holding NaN or ±Inf
-	long long rows;
-};
-
 // reduce_logits runs as one block: each thread scores rows t, t + 256, …
 // as the CPU backend does (argmax with ties to the lowest class; the loss
 // in float64 after subtracting the row's max; a row with a NaN or ±Inf
 // counts only as non-finite), then the block adds the partial results in a
 // fixed tree order, so the sums do not depend on timing.
 extern "C" __global__ void __launch_bounds__(NE_THREADS) reduce_logits(const ReduceArgs a) {
-	__shared__ double sl[NE_THREADS];
-	__shared__ long long sc[NE_THREADS];
-	__shared__ long long sn[NE_THREADS];
 	const int tid = threadIdx.x;
 	const int C = (int)a.classes;
 	double loss = 0.0;
 	long long corr = 0, nf = 0;
 	for (long long r = tid; r < a.n; r += NE_THREADS) {
-		const float* row = a.logits + r * C;
-		float best = row[0];
-		int arg = 0;
-		bool fin = true;
-		for (int k = 0; k < C; ++k) {
-			const float v = row[k];
-			if (!isfinite(v)) {
-				fin = false;
-				break;
-			}
-			if (v > best) {
-				best = v;
-				arg = k;
-			}
-		}
-		const int label = a.labels[r];
-		// A label beyond the classes cannot come from a checked data set;
-		// it is counted, not read past the row.
-		if (!fin || label >= C) {
+		const RowStats st = row_stats(a.logits + r * C, C, a.labels[r]);
+		if (st.kind == ROW_NONFINITE) {
 			++nf;
 			continue;
 		}
-		if (arg == label) {
+		if (st.kind == ROW_RIGHT) {
 			++corr;
 		}
-		double s = 0.0;
-		for (int k = 0; k < C; ++k) {
-			s += exp((double)row[k] - (double)best);
-		}
-		loss += log(s) + (double)best - (double)row[label];
+		loss += st.loss;
 	}
-	sl[tid] = loss;
-	sc[tid] = corr;
-	sn[tid] = nf;
-	__syncthreads();
-	for (int h = NE_THREADS / 2; h > 0; h /= 2) {
-		if (tid < h) {
-			sl[tid] += sl[tid + h];
-			sc[tid] += sc[tid + h];
-			sn[tid] += sn[tid + h];
-		}
-		__syncthreads();
-	}
-	if (tid == 0) {
-		Stats* o = (Stats*)a.out;
-		o->loss = sl[0];
-		o->correct = sc[0];
-		o->nonfinite = sn[0];
-		o->rows = a.n;
-	}
+	block_stats(loss, corr, nf, a.n, a.out);
 }
 NE_REGISTER(reduce_logits, ReduceArgs)

@@ -23,6 +23,9 @@ var gemmTCPTX string
 //go:embed ops.ptx
 var opsPTX string
 
+//go:embed pop.ptx
+var popPTX string
+
 //go:embed gemm.sm_90.cubin
 var gemmCubin []byte
 
@@ -32,9 +35,13 @@ var gemmTCCubin []byte
 //go:embed ops.sm_90.cubin
 var opsCubin []byte
 
+//go:embed pop.sm_90.cubin
+var popCubin []byte
+
 // Modules are the backend's modules.
 var Modules = []Module{
 	{Name: "gemm", PTX: gemmPTX, Cubin: gemmCubin, CubinArch: 90},
 	{Name: "gemm_tc", PTX: gemmTCPTX, Cubin: gemmTCCubin, CubinArch: 90},
 	{Name: "ops", PTX: opsPTX, Cubin: opsCubin, CubinArch: 90},
+	{Name: "pop", PTX: popPTX, Cubin: popCubin, CubinArch: 90},
 }

@@ -9,12 +9,21 @@ import (
 )
 
 // Preset is a population the report covers (one scripts/gpu-prepare.sh
-// generates): its reports at the full test set in float32 and TF32
-// (Reports[0] and [1]), then at gpu-check.sh's images and batch (the same
-// two).
+// generates): its reports at the full test set in float32 and TF32 per
+// layer, and in float32 with the population path (Reports[0], [1], [2]),
+// then at gpu-check.sh's images and batch, then at a small validation set
+// (the same three each).
 type Preset struct {
 	Name    string
-	Reports [4]Report
+	Reports [9]Report
+}
+
+// pathName says which kernels a report's genomes take.
+func pathName(r Report) string {
+	if r.PopBatch == 0 {
+		return "per layer"
+	}
+	return fmt.Sprintf("population (%d of %d genomes, %d a launch)", r.PopGenomes, r.Valid, r.PopBatch)
 }
 
 // precName is the compute_precision key's value for p.
@@ -70,12 +79,12 @@ func WriteMarkdown(w io.Writer, c Ceilings, presets []Preset) error {
 	p("| multiprocessors | %d |\n| FP32 FMA | %.1f TFLOP/s |\n| TF32 tensor cores (dense) | %.1f TFLOP/s |\n", c.SMs, c.FP32/1e12, c.TF32/1e12)
 	p("| device memory | %.1f TB/s |\n| L2 | %d MB |\n| source | %s |\n\n", c.BW/1e12, c.L2>>20, c.Source)
 	p("## Per preset\n\n")
-	p("| population | precision | genomes (valid) | images × batch | launches | useful TFLOP | issued TFLOP | GB moved | device time (ms) | floor, perfect overlap (ms) | host enqueue (ms) | predicted M img·genomes/s |\n")
-	p("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	p("| population | precision | path | genomes (valid) | images × batch | launches | useful TFLOP | issued TFLOP | GB moved | device time (ms) | floor, perfect overlap (ms) | host enqueue (ms) | predicted M img·genomes/s |\n")
+	p("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, ps := range presets {
 		for _, r := range ps.Reports {
-			p("| %s | %s | %d (%d) | %d × %d | %d | %.3f | %.3f | %.1f | %s | %s | %s | %.2f |\n",
-				ps.Name, precName(r.Precision), r.Genomes, r.Valid, r.Images, r.Batch, r.Total.Launches, r.Total.FLOPs/1e12, r.Total.Issued/1e12,
+			p("| %s | %s | %s | %d (%d) | %d × %d | %d | %.3f | %.3f | %.1f | %s | %s | %s | %.2f |\n",
+				ps.Name, precName(r.Precision), pathName(r), r.Genomes, r.Valid, r.Images, r.Batch, r.Total.Launches, r.Total.FLOPs/1e12, r.Total.Issued/1e12,
 				r.Total.Bytes/1e9, ms(r.Total.Time), ms(r.Total.Full), ms(r.Host), r.Rate()/1e6)
 		}
 	}
@@ -87,6 +96,8 @@ func WriteMarkdown(w io.Writer, c Ceilings, presets []Preset) error {
 	for _, ps := range presets {
 		writeKernels(p, c, ps.Name, ps.Reports[0])
 		writeKernels(p, c, ps.Name, ps.Reports[1])
+		writeKernels(p, c, ps.Name, ps.Reports[2])
+		writeKernels(p, c, ps.Name, ps.Reports[8])
 	}
 	p("## What the model says\n\n")
 	p("- Issued over useful FLOPs is the tiles' padding: few output channels in a\n")
@@ -104,11 +115,24 @@ func WriteMarkdown(w io.Writer, c Ceilings, presets []Preset) error {
 	p("  GPU, sets the pace: CUDA graphs per (genome, batch) are the cure.\n")
 	p("- Occupancy is blocks/SM × 256 of 2,048 threads; the 64-row product tiles\n")
 	p("  are held to few blocks by their registers.\n")
+	p("- The population path (pop_forward, pop_reduce; rows \"population\"): a\n")
+	p("  genome whose one image's activations fit in a block's 46 KiB of shared\n")
+	p("  memory runs whole in one block per tile of images, %d forwards a\n", PopBatch)
+	p("  launch, two launches in all. Its products are scalar loops whose FMAs\n")
+	p("  each load two operands from shared memory and L1, priced here at\n")
+	p("  %.3g of the FP32 rate (an assumption); a step with fewer outputs than\n", PopIssueShare)
+	p("  the block's threads idles the rest (issued counts them). The backend\n")
+	p("  takes the path for forwards of at most %.0f MFLOP (this model's\n", float64(sched.PopMaxWork)/1e6)
+	p("  break-even): at the full test set almost no genome does, and the rows\n")
+	p("  equal the per-layer ones; at small validation sets the launches it\n")
+	p("  saves are most of the time. Both its share of the rate and the\n")
+	p("  threshold are for the first card run to measure\n")
+	p("  (NEATEVAL_CUDA_POPULATION=off and =all against the default).\n")
 	return nil
 }
 
 func writeKernels(p func(string, ...any), c Ceilings, name string, r Report) {
-	p("## Kernels: %s, %s, %d images, batch %d\n\n", name, precName(r.Precision), r.Images, r.Batch)
+	p("## Kernels: %s, %s, %s, %d images, batch %d\n\n", name, precName(r.Precision), pathName(r), r.Images, r.Batch)
 	p("| kernel | launches | registers | shared B | local B | blocks/SM (occupancy) | useful GFLOP | issued GFLOP | GB | compute ms | memory ms | predicted ms | share | bound |\n")
 	p("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, k := range r.Kernels {

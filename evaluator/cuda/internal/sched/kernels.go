@@ -11,7 +11,8 @@ type Kernel uint16
 
 // Kernels lists the name of every kernel the schedules use, in Kernel
 // order: the products gemm_… (float32 FMA) and gemmtc_… (TF32 tensor
-// cores), the pools, merges and the reduction. Each is an entry point of evaluator/cuda/kernels/neateval.ptx;
+// cores), the pools, merges and the reduction, and the population kernels
+// (pop_…). Each is an entry point of evaluator/cuda/kernels/neateval.ptx;
 // a test checks the two agree.
 var Kernels []string
 
@@ -62,6 +63,9 @@ func init() {
 		}
 	}
 	add("reduce_logits")
+	add("pop_forward_f")
+	add("pop_forward_h")
+	add("pop_reduce")
 }
 
 // kernel returns the index of a kernel by name; the names built by this

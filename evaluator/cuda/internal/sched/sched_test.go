@@ -203,3 +203,53 @@ func ExampleBuild() {
 	// reduce_logits [1 1]
 	// arena 12560384
 }
+
+// TestBuildPop checks the population tables of random genomes: every
+// step reads and writes inside one image's frame, a tile fits in the
+// block's shared memory, and a launch of several forwards needs no more
+// device memory than the forwards' per-layer arenas together.
+func TestBuildPop(t *testing.T) {
+	in := neat.Input{Channels: 1, Height: 12, Width: 12}
+	gs := graphs(t, 9, 40, in)
+	var ps []*PopProgram
+	var ns []int
+	var arenas int64
+	for i, g := range gs {
+		p := BuildPop(g, vram.Float32)
+		if p == nil {
+			continue
+		}
+		if p.Tile < 1 || p.Tile*p.Frame > PopSmem || p.Logits+int64(g.NumClasses) > p.Frame || p.InOff+p.InSize > p.Frame {
+			t.Errorf("genome %d: tile %d of frame %d, logits at %d, image at %d", g.GenomeID, p.Tile, p.Frame, p.Logits, p.InOff)
+		}
+		for s := 0; s < p.NSteps(); s++ {
+			f := p.Steps[s*PopFields:][:PopFields]
+			_, outs := stepWork(f)
+			if f[0] == popMergeCat {
+				outs += f[6] * f[4] * f[5]
+			}
+			if f[1] < 0 || f[2] < 0 || f[2]+outs > p.Frame {
+				t.Errorf("genome %d step %d: op %d writes %d floats at %d of a frame of %d", g.GenomeID, s, f[0], outs, f[2], p.Frame)
+			}
+		}
+		n := 1 + i%7
+		prog, err := Build(g, vram.Float32, n, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !p.PopFits(n, prog.ArenaBytes) {
+			continue
+		}
+		ps, ns = append(ps, p), append(ns, n)
+		arenas += prog.ArenaBytes
+	}
+	if len(ps) < 20 {
+		t.Fatalf("%d of %d genomes on the population path", len(ps), len(gs))
+	}
+	if l := LayPop(ps, ns); l.Bytes > arenas || l.Upload > l.Bytes {
+		t.Errorf("a launch of %d forwards needs %d bytes (upload %d), their arenas %d", len(ps), l.Bytes, l.Upload, arenas)
+	}
+}
+
+// stepWork is, as perfmodel's, a step's outputs for one image (second).
+func stepWork(f []int64) (int64, int64) { return 0, f[11] * f[9] * f[10] }
