@@ -41,7 +41,7 @@ func (s ConvShape) check() {
 // dropped by the store masks; one tile may cover several output rows.
 //
 // With stride 1 and no padding the layout is the image's own (Wq = W), so
-// the kernel reads the images where they lie instead of copying them
+// the kernel reads small images where they lie instead of copying them
 // (inPlace). The padding columns cost (Wq−OW)/Wq of the lanes: 7% at 28×28
 // with a 3×3 filter, more on tiny maps.
 
@@ -426,7 +426,18 @@ func (j *convJob) run(w int) {
 // pixels, and only in lanes that the store masks drop (columns ow ≥ OW,
 // pixels past the map), so the stored outputs are those of the copy, bit
 // for bit; the batch's last image, with no room after it, is copied.
-func inPlace(s *ConvShape) bool { return s.Stride == 1 && s.Pad == 0 }
+//
+// Only images of at most inPlaceMax floats: on larger ones (28×28 maps of
+// 20 channels and more) reading in place measured 0.81–1.0× the copy's
+// time, whose streaming read fills a buffer that stays hot, against
+// 1.02–1.5× below it (bench/NOTES.md, change 19).
+func inPlace(s *ConvShape) bool {
+	return s.Stride == 1 && s.Pad == 0 && s.C*s.H*s.W <= inPlaceMax
+}
+
+// inPlaceMax bounds the images a convolution reads in place, in floats
+// (48 KiB).
+const inPlaceMax = 12 << 10
 
 // prepImage writes one image into its padded phase planes. The padding and
 // the slack stay zero from the clear before the call's first copy.

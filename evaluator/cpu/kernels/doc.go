@@ -32,7 +32,8 @@
 //     and 1×1 filters, where the direct tiles would waste lanes.
 //
 // With stride 1 and no padding both read the batch's images where they lie
-// (only the last image, with no slack after it, is copied into planes).
+// when an image is at most 48 KiB (the last image, with no slack after it,
+// is still copied into planes).
 //
 // Dense layers pack Wᵀ in column panels and the batch in row panels. Small
 // channel counts (1 to 16) keep their speed because the tile height is a
