@@ -43,6 +43,9 @@ var benchConvs = []benchConv{
 	{"s_c4_26_oc11_k5", 4, 26, 11, 5, 1, 2},
 	{"s_c22_13_oc22_k3", 22, 13, 22, 3, 1, 1},
 	{"s_c28_14_oc26_k3s2", 28, 14, 26, 3, 2, 1},
+	// No padding, stride 1: read in place, not copied.
+	{"s_c12_28_oc6_k3p0", 12, 28, 6, 3, 1, 0},
+	{"s_c20_13_oc9_k5p0", 20, 13, 9, 5, 1, 0},
 	// A 1×1 filter of stride 2: only one phase plane of four is built.
 	{"w_c78_28_oc32_k1s2", 78, 28, 32, 1, 2, 0},
 }

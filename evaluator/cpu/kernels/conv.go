@@ -40,9 +40,10 @@ func (s ConvShape) check() {
 // with ow ≥ OW (the Wq−OW padding columns of each row) are computed and
 // dropped by the store masks; one tile may cover several output rows.
 //
-// 1×1 convolutions with stride 1 and no padding are the same product with an
-// identity layout (the plane is the image). The padding columns cost
-// (Wq−OW)/Wq of the lanes: 7% at 28×28 with a 3×3 filter, more on tiny maps.
+// With stride 1 and no padding the layout is the image's own (Wq = W), so
+// the kernel reads small images where they lie instead of copying them
+// (inPlace). The padding columns cost (Wq−OW)/Wq of the lanes: 7% at 28×28
+// with a 3×3 filter, more on tiny maps.
 
 // convPlan is the blocking of one convolution call on one path. The
 // workspace layout is a function of (path, shape, batch, threads) only.
@@ -383,16 +384,25 @@ func (j *convJob) run(w int) {
 		return
 	}
 	prep := j.ws[pl.offPrep+w*pl.prepLen : pl.offPrep+(w+1)*pl.prepLen]
-	clear(prep)
+	cleared := false
 	p := s.OH * s.OW
 	in := s.C * s.H * s.W
 	ta := tileArgs{
-		a: j.a, b: prep, koff: j.koff, c: j.dst,
+		a: j.a, koff: j.koff, c: j.dst,
 		rowBias: j.bias, colBias: zeros[:], k: pl.kdim, ldc: p, act: epilogueAct(j.act),
 		bias: biasRow,
 	}
 	for img := lo; img < hi; img++ {
-		prepImage(pl, s, prep, j.src[img*in:(img+1)*in])
+		if inPlace(s) && img*in+pl.prepLen <= j.b*in {
+			ta.b = j.src[img*in : img*in+pl.prepLen]
+		} else {
+			if !cleared {
+				clear(prep)
+				cleared = true
+			}
+			prepImage(pl, s, prep, j.src[img*in:(img+1)*in])
+			ta.b = prep
+		}
 		for t := range pl.ntiles {
 			ta.segs = j.segs[j.start[t]:j.start[t+1]]
 			ta.boff = t * pl.nr
@@ -409,8 +419,28 @@ func (j *convJob) run(w int) {
 	}
 }
 
+// inPlace reports whether a convolution reads its input where it lies: with
+// stride 1 and no padding an image is its own plane set (plane = H·W,
+// Wq = W), so no copy is needed where the batch holds the reads' slack
+// after the image. A tile's reads past the image land in the next image's
+// pixels, and only in lanes that the store masks drop (columns ow ≥ OW,
+// pixels past the map), so the stored outputs are those of the copy, bit
+// for bit; the batch's last image, with no room after it, is copied.
+//
+// Only images of at most inPlaceMax floats: on larger ones (28×28 maps of
+// 20 channels and more) reading in place measured 0.81–1.0× the copy's
+// time, whose streaming read fills a buffer that stays hot, against
+// 1.02–1.5× below it (bench/NOTES.md, change 19).
+func inPlace(s *ConvShape) bool {
+	return s.Stride == 1 && s.Pad == 0 && s.C*s.H*s.W <= inPlaceMax
+}
+
+// inPlaceMax bounds the images a convolution reads in place, in floats
+// (48 KiB).
+const inPlaceMax = 12 << 10
+
 // prepImage writes one image into its padded phase planes. The padding and
-// the slack stay zero from the clear at the start of the call.
+// the slack stay zero from the clear before the call's first copy.
 func prepImage(pl *convPlan, s *ConvShape, prep, img []float32) {
 	S, P := s.Stride, s.Pad
 	// Whole channels at a time where a kernel does a plane in one call (a

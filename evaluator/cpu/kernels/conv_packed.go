@@ -39,7 +39,7 @@ func (j *convJob) runPacked(w int) {
 		return
 	}
 	prep := j.ws[pl.offPrep+w*pl.prepLen : pl.offPrep+(w+1)*pl.prepLen]
-	clear(prep)
+	cleared := false
 	stride := pl.nr + packPad
 	packB := j.ws[pl.offPackB+w*pl.kdim*stride : pl.offPackB+(w+1)*pl.kdim*stride]
 	pix := s.OH * s.OW
@@ -55,8 +55,19 @@ func (j *convJob) runPacked(w int) {
 	for grp := lo; grp < hi; grp++ {
 		img0 := grp * pl.group
 		g := min(pl.group, j.b-img0)
-		for i := range g {
-			prepImage(pl, s, prep[i*pl.imgLen:(i+1)*pl.imgLen], j.src[(img0+i)*in:(img0+i+1)*in])
+		// In place (inPlace), a run's whole-vector reads need 2·packPad
+		// floats of the batch after the group.
+		planes := prep
+		if inPlace(s) && (img0+g)*in+2*packPad <= j.b*in {
+			planes = j.src[img0*in : (img0+g)*in+2*packPad]
+		} else {
+			if !cleared {
+				clear(prep)
+				cleared = true
+			}
+			for i := range g {
+				prepImage(pl, s, prep[i*pl.imgLen:(i+1)*pl.imgLen], j.src[(img0+i)*in:(img0+i+1)*in])
+			}
 		}
 		nl := g * pix
 		for t := range ceilDiv(nl, pl.nr) {
@@ -71,7 +82,7 @@ func (j *convJob) runPacked(w int) {
 				nr++
 				n += l
 			}
-			packRuns(pl.path, packB, prep, j.koff, runBuf[:nr], stride)
+			packRuns(pl.path, packB, planes, j.koff, runBuf[:nr], stride)
 			ns := 0
 			for i := n0 / pix; i*pix < end; i++ {
 				a, b := max(i*pix, n0), min((i+1)*pix, end)

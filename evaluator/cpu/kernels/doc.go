@@ -31,6 +31,10 @@
 //     tiles spanning a group of images. Best on small maps (7×7 and below)
 //     and 1×1 filters, where the direct tiles would waste lanes.
 //
+// With stride 1 and no padding both read the batch's images where they lie
+// when an image is at most 48 KiB (the last image, with no slack after it,
+// is still copied into planes).
+//
 // Dense layers pack Wᵀ in column panels and the batch in row panels. Small
 // channel counts (1 to 16) keep their speed because the tile height is a
 // run-time argument (no padding to the register block) and the tile width

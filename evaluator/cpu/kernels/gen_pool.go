@@ -212,15 +212,27 @@ func (g *vg) genPack() {
 	g.p("\tRET\n")
 }
 
-// genPoolRow: one output row of a k×k pool with stride 1, 2 or 4
-// (AVX-512): for each chunk of 16 outputs, reduce the k² strided input
-// vectors (for stride 2, the even lanes of 32 consecutive floats; for
-// stride 4, the even lanes of the even lanes of 64) in pool's order.
-func (g *vg) genPoolRow() {
-	g.p("// func poolRow512(isMax int, out, in []float32, w, k, s int, scale float32)")
-	g.p("TEXT ·poolRow512(SB), NOSPLIT, $0-84")
+// genPoolRow: rows (1 or 2) output rows of a k×k pool with stride 1, 2
+// or 4 (AVX-512): for each chunk of 16 outputs, reduce the k² strided
+// input vectors (for stride 2, the even lanes of 32 consecutive floats; for
+// stride 4, the even lanes of the even lanes of 64) in pool's order. With
+// two rows (poolRows2_512: out holds both rows, in starts at the first
+// one's input rows) the two reductions are independent chains interleaved
+// tap by tap, so that one's latency hides behind the other's; each keeps
+// its own accumulator and NaN mask (Z4 and K5; Z8 and K0, which no masked
+// instruction reads).
+func (g *vg) genPoolRow(rows int) {
+	L, name := "prow", "poolRow512"
+	if rows == 2 {
+		L, name = "prow2", "poolRows2_512"
+	}
+	g.p("// func %s(isMax int, out, in []float32, w, k, s int, scale float32)", name)
+	g.p("TEXT ·%s(SB), NOSPLIT, $0-84", name)
 	g.p("\tMOVQ out_base+8(FP), DI")
 	g.p("\tMOVQ out_len+16(FP), CX")
+	if rows == 2 {
+		g.p("\tSHRQ $1, CX")
+	}
 	g.p("\tMOVQ in_base+32(FP), SI")
 	g.p("\tMOVQ w+56(FP), R8")
 	g.p("\tSHLQ $2, R8")
@@ -229,16 +241,20 @@ func (g *vg) genPoolRow() {
 	g.p("\tVBROADCASTSS scale+80(FP), Z13")
 	g.p("\tVMOVDQU32 ·evenIdx(SB), Z14")
 	g.p("\tMOVQ isMax+0(FP), R11")
-	g.p("prow_chunk:")
+	if rows == 2 {
+		g.p("\tMOVQ R10, R14") // the second row's input: s rows on
+		g.p("\tIMULQ R8, R14")
+	}
+	g.p("%s_chunk:", L)
 	g.p("\tTESTQ CX, CX")
-	g.p("\tJEQ prow_done")
+	g.p("\tJEQ %s_done", L)
 	// n = min(16, CX) outputs; K2: n lanes; K3, K4: the 2n−1 input lanes
 	// (stride 2), or K3, K4, K6, K7: the 4n−3 input lanes (stride 4).
 	g.p("\tMOVQ CX, BX")
 	g.p("\tCMPQ BX, $16")
-	g.p("\tJLE prow_n")
+	g.p("\tJLE %s_n", L)
 	g.p("\tMOVQ $16, BX")
-	g.p("prow_n:")
+	g.p("%s_n:", L)
 	g.p("\tMOVQ BX, R12")
 	g.p("\tMOVQ CX, R13") // keep CX
 	g.p("\tMOVQ R12, CX")
@@ -248,9 +264,9 @@ func (g *vg) genPoolRow() {
 	g.p("\tKMOVW AX, K2")
 	g.p("\tLEAQ -1(R12)(R12*1), CX")
 	g.p("\tCMPQ R10, $4")
-	g.p("\tJNE prow_mask")
+	g.p("\tJNE %s_mask", L)
 	g.p("\tLEAQ -3(R12*4), CX")
-	g.p("prow_mask:")
+	g.p("%s_mask:", L)
 	g.p("\tMOVQ $1, AX")
 	g.p("\tSHLQ CX, AX")
 	g.p("\tDECQ AX")
@@ -264,76 +280,105 @@ func (g *vg) genPoolRow() {
 	g.p("\tMOVQ R13, CX")
 	// acc: the first input (max) or 0 (avg).
 	g.p("\tVPXORD Z4, Z4, Z4")
+	if rows == 2 {
+		g.p("\tVPXORD Z8, Z8, Z8")
+	}
 	g.p("\tTESTQ R11, R11")
-	g.p("\tJEQ prow_taps")
+	g.p("\tJEQ %s_taps", L)
 	g.p("\tMOVQ SI, AX")
-	g.loadTap("first")
+	g.loadTap(L, "first")
 	g.p("\tVMOVAPS Z0, Z4")
 	g.p("\tVCMPPS $3, Z4, Z4, K5") // K5: the lanes whose acc is NaN
-	g.p("prow_taps:")
+	if rows == 2 {
+		g.p("\tADDQ R14, AX")
+		g.loadTap(L, "first1")
+		g.p("\tVMOVAPS Z0, Z8")
+		g.p("\tVCMPPS $3, Z8, Z8, K0")
+	}
+	g.p("%s_taps:", L)
 	g.p("\tMOVQ SI, DX") // row ky
 	g.p("\tMOVQ R9, R12")
-	g.p("prow_ky:")
+	g.p("%s_ky:", L)
 	g.p("\tMOVQ DX, AX")
 	g.p("\tMOVQ R9, R13")
-	g.p("prow_kx:")
-	g.loadTap("tap")
-	g.p("\tTESTQ R11, R11")
-	g.p("\tJEQ prow_add")
-	// acc = maxNaN(acc, v): acc if acc is NaN, else v if v > acc or v is
-	// NaN. VMAXPS gives v if v > acc, else acc (NaN or a tie included);
-	// a NaN v replaces acc where acc is not NaN yet (K5, kept aside of
-	// the acc chain: once NaN, acc stays that NaN).
-	g.p("\tVMAXPS Z4, Z0, Z5")
-	g.p("\tVCMPPS $3, Z0, Z0, K1")
-	g.p("\tKANDNW K1, K5, K1")
-	g.p("\tKORW K1, K5, K5")
-	g.p("\tVMOVAPS Z0, K1, Z5")
-	g.p("\tVMOVAPS Z5, Z4")
-	g.p("\tJMP prow_tapnext")
-	g.p("prow_add:")
-	g.p("\tVADDPS Z0, Z4, Z4")
-	g.p("prow_tapnext:")
+	g.p("%s_kx:", L)
+	g.loadTap(L, "tap")
+	g.poolStep(L, "0", "Z4", "Z5", "K5")
+	if rows == 2 {
+		g.p("\tADDQ R14, AX")
+		g.loadTap(L, "tap1")
+		g.poolStep(L, "1", "Z8", "Z9", "K0")
+		g.p("\tSUBQ R14, AX")
+	}
 	g.p("\tADDQ $4, AX")
 	g.p("\tDECQ R13")
-	g.p("\tJNE prow_kx")
+	g.p("\tJNE %s_kx", L)
 	g.p("\tADDQ R8, DX")
 	g.p("\tDECQ R12")
-	g.p("\tJNE prow_ky")
+	g.p("\tJNE %s_ky", L)
 	g.p("\tTESTQ R11, R11")
-	g.p("\tJNE prow_store")
+	g.p("\tJNE %s_store", L)
 	g.p("\tVMULPS Z13, Z4, Z4")
-	g.p("prow_store:")
+	if rows == 2 {
+		g.p("\tVMULPS Z13, Z8, Z8")
+	}
+	g.p("%s_store:", L)
 	g.p("\tVMOVUPS Z4, K2, (DI)")
+	if rows == 2 {
+		// The second row: out_len/2 floats on, out_len·2 bytes.
+		g.p("\tMOVQ out_len+16(FP), BX")
+		g.p("\tVMOVUPS Z8, K2, (DI)(BX*2)")
+	}
 	g.p("\tADDQ $64, DI")
 	// Next chunk: 16 outputs on, 16·s inputs on.
 	g.p("\tMOVQ R10, AX")
 	g.p("\tSHLQ $6, AX")
 	g.p("\tADDQ AX, SI")
 	g.p("\tSUBQ $16, CX")
-	g.p("\tJA prow_chunk")
-	g.p("prow_done:")
+	g.p("\tJA %s_chunk", L)
+	g.p("%s_done:", L)
 	g.p("\tVZEROUPPER")
 	g.p("\tRET\n")
 }
 
+// poolStep folds the tap in Z0 into accumulator acc (tmp: a scratch
+// register, nan: the mask of acc's NaN lanes).
+func (g *vg) poolStep(L, tag, acc, tmp, nan string) {
+	g.p("\tTESTQ R11, R11")
+	g.p("\tJEQ %s_add%s", L, tag)
+	// acc = maxNaN(acc, v): acc if acc is NaN, else v if v > acc or v is
+	// NaN. VMAXPS gives v if v > acc, else acc (NaN or a tie included);
+	// a NaN v replaces acc where acc is not NaN yet (nan, kept aside of
+	// the acc chain: once NaN, acc stays that NaN).
+	g.p("\tVMAXPS %s, Z0, %s", acc, tmp)
+	g.p("\tVCMPPS $3, Z0, Z0, K1")
+	g.p("\tKANDNW K1, %s, K1", nan)
+	g.p("\tKORW K1, %s, %s", nan, nan)
+	g.p("\tVMOVAPS Z0, K1, %s", tmp)
+	g.p("\tVMOVAPS %s, %s", tmp, acc)
+	g.p("\tJMP %s_tapnext%s", L, tag)
+	g.p("%s_add%s:", L, tag)
+	g.p("\tVADDPS Z0, %s, %s", acc, acc)
+	g.p("%s_tapnext%s:", L, tag)
+}
+
 // loadTap loads the strided input vector at AX into Z0.
-func (g *vg) loadTap(tag string) {
+func (g *vg) loadTap(L, tag string) {
 	g.p("\tCMPQ R10, $1")
-	g.p("\tJNE prow_%s2", tag)
+	g.p("\tJNE %s_%s2", L, tag)
 	g.p("\tVMOVUPS.Z (AX), K2, Z0")
-	g.p("\tJMP prow_%sok", tag)
-	g.p("prow_%s2:", tag)
+	g.p("\tJMP %s_%sok", L, tag)
+	g.p("%s_%s2:", L, tag)
 	g.p("\tCMPQ R10, $4")
-	g.p("\tJEQ prow_%s4", tag)
+	g.p("\tJEQ %s_%s4", L, tag)
 	g.p("\tVMOVUPS.Z (AX), K3, Z0")
 	g.p("\tVMOVUPS.Z 64(AX), K4, Z1")
 	g.p("\tVMOVAPS Z14, Z2")
 	g.p("\tVPERMI2PS Z1, Z0, Z2")
 	g.p("\tVMOVAPS Z2, Z0")
-	g.p("\tJMP prow_%sok", tag)
+	g.p("\tJMP %s_%sok", L, tag)
 	// Stride 4: the even lanes of 0–31 and of 32–63, then their even lanes.
-	g.p("prow_%s4:", tag)
+	g.p("%s_%s4:", L, tag)
 	g.p("\tVMOVUPS.Z (AX), K3, Z0")
 	g.p("\tVMOVUPS.Z 64(AX), K4, Z1")
 	g.p("\tVMOVUPS.Z 128(AX), K6, Z2")
@@ -344,7 +389,7 @@ func (g *vg) loadTap(tag string) {
 	g.p("\tVPERMI2PS Z3, Z2, Z7")
 	g.p("\tVMOVAPS Z14, Z0")
 	g.p("\tVPERMI2PS Z7, Z6, Z0")
-	g.p("prow_%sok:", tag)
+	g.p("%s_%sok:", L, tag)
 }
 
 // genDeint: even[i] = row[2i], odd[i] = row[2i+1]; AVX-512 masks the tail,

@@ -479,7 +479,8 @@ func genVec() {
 	}
 	out.WriteString("GLOBL ·evenIdx(SB), RODATA|NOPTR, $64\nGLOBL ·oddIdx(SB), RODATA|NOPTR, $64\n\n")
 	pr := &vg{is: vecISAs[0]}
-	pr.genPoolRow()
+	pr.genPoolRow(1)
+	pr.genPoolRow(2)
 	genCopyRows(pr)
 	genDeintPlane(pr)
 	out.WriteString(pr.sb.String())

@@ -286,6 +286,12 @@ const maxPoolRow = 1024
 //go:noescape
 func poolRow512(isMax int, out, in []float32, w, k, s int, scale float32)
 
+// poolRows2_512 is poolRow512 for two consecutive output rows: out holds
+// both (2·ow floats), in starts at the first one's input rows.
+//
+//go:noescape
+func poolRows2_512(isMax int, out, in []float32, w, k, s int, scale float32)
+
 // poolVec runs a k×k pool row by row on AVX-512 and reports whether it
 // did. The kernel reads input rows [oy·s, oy·s+k) and masks every column
 // past the window. It has strides 1, 2 and 4 (the 4×4 stride-4 pool of
@@ -319,9 +325,16 @@ func poolVec(p Path, isMax bool, dst, src []float32, planes, h, w, k, s, oh, ow 
 		}
 		return true
 	}
+	// Rows in pairs: a row's taps are one dependent chain per 16 outputs
+	// (an output row of these maps is one or two vectors), and a pair's
+	// two chains overlap.
 	for pl := range planes {
 		in := src[pl*h*w : (pl+1)*h*w]
-		for oy := range oh {
+		oy := 0
+		for ; oy+1 < oh; oy += 2 {
+			poolRows2_512(m, dst[(pl*oh+oy)*ow:(pl*oh+oy+2)*ow], in[oy*s*w:((oy+1)*s+k)*w], w, k, s, scale)
+		}
+		if oy < oh {
 			poolRow512(m, dst[(pl*oh+oy)*ow:(pl*oh+oy+1)*ow], in[oy*s*w:(oy*s+k)*w], w, k, s, scale)
 		}
 	}

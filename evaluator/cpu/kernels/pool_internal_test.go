@@ -9,7 +9,8 @@ import (
 
 // TestPoolVecSameAsGo: the vector pools give the scalar loop's results bit
 // for bit (signed zeros and NaN included), for strides 1 to 5 and windows
-// 1 to 5, max and average, rows of one to several 16-output chunks.
+// 1 to 5, max and average, rows of one to several 16-output chunks, in
+// pairs (poolRows2_512) and an odd last row alone.
 func TestPoolVecSameAsGo(t *testing.T) {
 	if selected() != AVX512 {
 		t.Skip("no AVX-512 on this machine")

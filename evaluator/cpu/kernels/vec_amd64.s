@@ -506,17 +506,17 @@ prow_tap4:
 	VPERMI2PS Z7, Z6, Z0
 prow_tapok:
 	TESTQ R11, R11
-	JEQ prow_add
+	JEQ prow_add0
 	VMAXPS Z4, Z0, Z5
 	VCMPPS $3, Z0, Z0, K1
 	KANDNW K1, K5, K1
 	KORW K1, K5, K5
 	VMOVAPS Z0, K1, Z5
 	VMOVAPS Z5, Z4
-	JMP prow_tapnext
-prow_add:
+	JMP prow_tapnext0
+prow_add0:
 	VADDPS Z0, Z4, Z4
-prow_tapnext:
+prow_tapnext0:
 	ADDQ $4, AX
 	DECQ R13
 	JNE prow_kx
@@ -535,6 +535,219 @@ prow_store:
 	SUBQ $16, CX
 	JA prow_chunk
 prow_done:
+	VZEROUPPER
+	RET
+
+// func poolRows2_512(isMax int, out, in []float32, w, k, s int, scale float32)
+TEXT ·poolRows2_512(SB), NOSPLIT, $0-84
+	MOVQ out_base+8(FP), DI
+	MOVQ out_len+16(FP), CX
+	SHRQ $1, CX
+	MOVQ in_base+32(FP), SI
+	MOVQ w+56(FP), R8
+	SHLQ $2, R8
+	MOVQ k+64(FP), R9
+	MOVQ s+72(FP), R10
+	VBROADCASTSS scale+80(FP), Z13
+	VMOVDQU32 ·evenIdx(SB), Z14
+	MOVQ isMax+0(FP), R11
+	MOVQ R10, R14
+	IMULQ R8, R14
+prow2_chunk:
+	TESTQ CX, CX
+	JEQ prow2_done
+	MOVQ CX, BX
+	CMPQ BX, $16
+	JLE prow2_n
+	MOVQ $16, BX
+prow2_n:
+	MOVQ BX, R12
+	MOVQ CX, R13
+	MOVQ R12, CX
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+	KMOVW AX, K2
+	LEAQ -1(R12)(R12*1), CX
+	CMPQ R10, $4
+	JNE prow2_mask
+	LEAQ -3(R12*4), CX
+prow2_mask:
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+	KMOVW AX, K3
+	SHRQ $16, AX
+	KMOVW AX, K4
+	SHRQ $16, AX
+	KMOVW AX, K6
+	SHRQ $16, AX
+	KMOVW AX, K7
+	MOVQ R13, CX
+	VPXORD Z4, Z4, Z4
+	VPXORD Z8, Z8, Z8
+	TESTQ R11, R11
+	JEQ prow2_taps
+	MOVQ SI, AX
+	CMPQ R10, $1
+	JNE prow2_first2
+	VMOVUPS.Z (AX), K2, Z0
+	JMP prow2_firstok
+prow2_first2:
+	CMPQ R10, $4
+	JEQ prow2_first4
+	VMOVUPS.Z (AX), K3, Z0
+	VMOVUPS.Z 64(AX), K4, Z1
+	VMOVAPS Z14, Z2
+	VPERMI2PS Z1, Z0, Z2
+	VMOVAPS Z2, Z0
+	JMP prow2_firstok
+prow2_first4:
+	VMOVUPS.Z (AX), K3, Z0
+	VMOVUPS.Z 64(AX), K4, Z1
+	VMOVUPS.Z 128(AX), K6, Z2
+	VMOVUPS.Z 192(AX), K7, Z3
+	VMOVAPS Z14, Z6
+	VPERMI2PS Z1, Z0, Z6
+	VMOVAPS Z14, Z7
+	VPERMI2PS Z3, Z2, Z7
+	VMOVAPS Z14, Z0
+	VPERMI2PS Z7, Z6, Z0
+prow2_firstok:
+	VMOVAPS Z0, Z4
+	VCMPPS $3, Z4, Z4, K5
+	ADDQ R14, AX
+	CMPQ R10, $1
+	JNE prow2_first12
+	VMOVUPS.Z (AX), K2, Z0
+	JMP prow2_first1ok
+prow2_first12:
+	CMPQ R10, $4
+	JEQ prow2_first14
+	VMOVUPS.Z (AX), K3, Z0
+	VMOVUPS.Z 64(AX), K4, Z1
+	VMOVAPS Z14, Z2
+	VPERMI2PS Z1, Z0, Z2
+	VMOVAPS Z2, Z0
+	JMP prow2_first1ok
+prow2_first14:
+	VMOVUPS.Z (AX), K3, Z0
+	VMOVUPS.Z 64(AX), K4, Z1
+	VMOVUPS.Z 128(AX), K6, Z2
+	VMOVUPS.Z 192(AX), K7, Z3
+	VMOVAPS Z14, Z6
+	VPERMI2PS Z1, Z0, Z6
+	VMOVAPS Z14, Z7
+	VPERMI2PS Z3, Z2, Z7
+	VMOVAPS Z14, Z0
+	VPERMI2PS Z7, Z6, Z0
+prow2_first1ok:
+	VMOVAPS Z0, Z8
+	VCMPPS $3, Z8, Z8, K0
+prow2_taps:
+	MOVQ SI, DX
+	MOVQ R9, R12
+prow2_ky:
+	MOVQ DX, AX
+	MOVQ R9, R13
+prow2_kx:
+	CMPQ R10, $1
+	JNE prow2_tap2
+	VMOVUPS.Z (AX), K2, Z0
+	JMP prow2_tapok
+prow2_tap2:
+	CMPQ R10, $4
+	JEQ prow2_tap4
+	VMOVUPS.Z (AX), K3, Z0
+	VMOVUPS.Z 64(AX), K4, Z1
+	VMOVAPS Z14, Z2
+	VPERMI2PS Z1, Z0, Z2
+	VMOVAPS Z2, Z0
+	JMP prow2_tapok
+prow2_tap4:
+	VMOVUPS.Z (AX), K3, Z0
+	VMOVUPS.Z 64(AX), K4, Z1
+	VMOVUPS.Z 128(AX), K6, Z2
+	VMOVUPS.Z 192(AX), K7, Z3
+	VMOVAPS Z14, Z6
+	VPERMI2PS Z1, Z0, Z6
+	VMOVAPS Z14, Z7
+	VPERMI2PS Z3, Z2, Z7
+	VMOVAPS Z14, Z0
+	VPERMI2PS Z7, Z6, Z0
+prow2_tapok:
+	TESTQ R11, R11
+	JEQ prow2_add0
+	VMAXPS Z4, Z0, Z5
+	VCMPPS $3, Z0, Z0, K1
+	KANDNW K1, K5, K1
+	KORW K1, K5, K5
+	VMOVAPS Z0, K1, Z5
+	VMOVAPS Z5, Z4
+	JMP prow2_tapnext0
+prow2_add0:
+	VADDPS Z0, Z4, Z4
+prow2_tapnext0:
+	ADDQ R14, AX
+	CMPQ R10, $1
+	JNE prow2_tap12
+	VMOVUPS.Z (AX), K2, Z0
+	JMP prow2_tap1ok
+prow2_tap12:
+	CMPQ R10, $4
+	JEQ prow2_tap14
+	VMOVUPS.Z (AX), K3, Z0
+	VMOVUPS.Z 64(AX), K4, Z1
+	VMOVAPS Z14, Z2
+	VPERMI2PS Z1, Z0, Z2
+	VMOVAPS Z2, Z0
+	JMP prow2_tap1ok
+prow2_tap14:
+	VMOVUPS.Z (AX), K3, Z0
+	VMOVUPS.Z 64(AX), K4, Z1
+	VMOVUPS.Z 128(AX), K6, Z2
+	VMOVUPS.Z 192(AX), K7, Z3
+	VMOVAPS Z14, Z6
+	VPERMI2PS Z1, Z0, Z6
+	VMOVAPS Z14, Z7
+	VPERMI2PS Z3, Z2, Z7
+	VMOVAPS Z14, Z0
+	VPERMI2PS Z7, Z6, Z0
+prow2_tap1ok:
+	TESTQ R11, R11
+	JEQ prow2_add1
+	VMAXPS Z8, Z0, Z9
+	VCMPPS $3, Z0, Z0, K1
+	KANDNW K1, K0, K1
+	KORW K1, K0, K0
+	VMOVAPS Z0, K1, Z9
+	VMOVAPS Z9, Z8
+	JMP prow2_tapnext1
+prow2_add1:
+	VADDPS Z0, Z8, Z8
+prow2_tapnext1:
+	SUBQ R14, AX
+	ADDQ $4, AX
+	DECQ R13
+	JNE prow2_kx
+	ADDQ R8, DX
+	DECQ R12
+	JNE prow2_ky
+	TESTQ R11, R11
+	JNE prow2_store
+	VMULPS Z13, Z4, Z4
+	VMULPS Z13, Z8, Z8
+prow2_store:
+	VMOVUPS Z4, K2, (DI)
+	MOVQ out_len+16(FP), BX
+	VMOVUPS Z8, K2, (DI)(BX*2)
+	ADDQ $64, DI
+	MOVQ R10, AX
+	SHLQ $6, AX
+	ADDQ AX, SI
+	SUBQ $16, CX
+	JA prow2_chunk
+prow2_done:
 	VZEROUPPER
 	RET
 
