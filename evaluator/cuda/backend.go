@@ -29,7 +29,10 @@ type Backend struct {
 	dev   *Device
 	dtype vram.DType
 	prec  sched.Precision
-	pool  *pinnedPool
+	// unfused turns off the pools fused into convolutions
+	// (NEATEVAL_CUDA_FUSE=off, fuse.go); Footprint follows it.
+	unfused bool
+	pool    *pinnedPool
 	// loads is the stream the weights are copied on; notify waits for
 	// each copy's event and tells the host (Load).
 	loads, notify stream
@@ -115,7 +118,7 @@ func newBackend(o evaluator.BackendOptions, open func() (driver, Info, error)) (
 	if n <= 0 {
 		n = DefaultParallel
 	}
-	b := &Backend{dtype: o.DType, prec: prec, slots: make(chan *slot, n), popWork: popMaxWork()}
+	b := &Backend{dtype: o.DType, prec: prec, slots: make(chan *slot, n), popWork: popMaxWork(), unfused: fuseOff()}
 	b.popQ.idle = make(chan struct{}, 1)
 	w, err := startWorker(func() error {
 		drv, info, err := open()
@@ -221,7 +224,7 @@ func (b *Backend) Info() Info { return b.info }
 // Footprint is exact: the weight block Load allocates and the arena a
 // forward of b images allocates (internal/sched).
 func (b *Backend) Footprint(g *neat.Graph, batch int, cachedData bool) evaluator.Footprint {
-	m, a := sched.Footprint(g, b.dtype, batch, cachedData)
+	m, a := sched.FootprintWith(g, b.dtype, batch, cachedData, b.schedOptions())
 	return evaluator.Footprint{Model: m, Act: a}
 }
 

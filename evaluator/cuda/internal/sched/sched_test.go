@@ -2,6 +2,7 @@ package sched
 
 import (
 	"fmt"
+	"slices"
 	"math/rand/v2"
 	"regexp"
 	"testing"
@@ -60,17 +61,18 @@ func TestArenaAgainstLiveness(t *testing.T) {
 		for _, g := range graphs(t, 5, 40, in) {
 			for _, dt := range []vram.DType{vram.Float32, vram.BFloat16} {
 				for _, b := range []int{1, 13, 256} {
-					for _, cached := range []bool{true, false} {
-						p, err := Build(g, dt, b, cached)
+					for _, o := range []struct{ cached, unfused bool }{{true, false}, {false, false}, {true, true}} {
+						cached, opt := o.cached, Options{Unfused: o.unfused}
+						p, err := BuildWith(g, dt, b, cached, opt)
 						if err != nil {
 							t.Fatal(err)
 						}
-						low := livePeak(g, dt, b, cached)
+						low := livePeak(g, dt, b, cached, opt)
 						if p.ArenaBytes < low {
-							t.Errorf("genome %d %v b=%d cached=%v: arena %d below the liveness peak %d", g.GenomeID, dt, b, cached, p.ArenaBytes, low)
+							t.Errorf("genome %d %v b=%d %+v: arena %d below the liveness peak %d", g.GenomeID, dt, b, o, p.ArenaBytes, low)
 						}
 						worst = max(worst, float64(p.ArenaBytes)/float64(low))
-						_, act := Footprint(g, dt, b, cached)
+						_, act := FootprintWith(g, dt, b, cached, opt)
 						if act != vram.RoundSize(p.ArenaBytes) {
 							t.Errorf("Footprint %d, arena %d", act, p.ArenaBytes)
 						}
@@ -85,11 +87,69 @@ func TestArenaAgainstLiveness(t *testing.T) {
 	}
 }
 
+// TestFusedPools checks which pools the schedules fuse: some of the
+// random genomes' (their pools have strides below, at and above the
+// window), each fused pool launching nothing of its own, and none with
+// Options.Unfused.
+func TestFusedPools(t *testing.T) {
+	var fusedN, pools int
+	for _, g := range graphs(t, 5, 40, neat.Input{Channels: 1, Height: 28, Width: 28}) {
+		fused := FusedPools(g)
+		for i, j := range fused {
+			if j < 0 {
+				continue
+			}
+			p := &g.Steps[j]
+			if g.Steps[i].Node.Op != neat.OpConv2D || p.Inputs[0] != i || p.Node.Stride < p.Node.Kernel {
+				t.Errorf("genome %d: step %d fused into step %d (%s %d/%d)", g.GenomeID, j, i, p.Node.Op, p.Node.Kernel, p.Node.Stride)
+			}
+		}
+		count := func(o Options) (convpool, pool int) {
+			p, err := BuildWith(g, vram.Float32, 5, true, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range p.Launches {
+				switch name := Kernels[l.Kernel]; {
+				case regexp.MustCompile(`_convpool_`).MatchString(name):
+					convpool++
+				case regexp.MustCompile(`^pool_`).MatchString(name):
+					pool++
+				}
+			}
+			return convpool, pool
+		}
+		n := 0
+		for _, j := range fused {
+			if j >= 0 {
+				n++
+			}
+		}
+		cp, p := count(Options{})
+		ucp, up := count(Options{Unfused: true})
+		if cp != n || ucp != 0 || up != p+n {
+			t.Errorf("genome %d: %d fused pools; %d convpool and %d pool launches, unfused %d and %d", g.GenomeID, n, cp, p, ucp, up)
+		}
+		fusedN += n
+		pools += up
+	}
+	t.Logf("%d of %d pools fused", fusedN, pools)
+	if fusedN == 0 || fusedN == pools {
+		t.Errorf("%d of %d pools fused: want some, not all", fusedN, pools)
+	}
+}
+
 // livePeak replays the liveness schedule and returns the largest sum of
-// live bytes: what any placement of the arena must hold at once.
-func livePeak(g *neat.Graph, dt vram.DType, b int, cached bool) int64 {
+// live bytes: what any placement of the arena must hold at once. A
+// convolution with a fused pool holds nothing; the pool's output is live
+// from the convolution on.
+func livePeak(g *neat.Graph, dt vram.DType, b int, cached bool, o Options) int64 {
 	elem, n := int64(dt.Size()), int64(b)
+	fused := FusedPools(g)
 	size := func(i int) int64 {
+		if !o.Unfused && fused[i] >= 0 {
+			return 0
+		}
 		e := elem
 		if i == len(g.Steps)-1 {
 			e = 4
@@ -107,7 +167,15 @@ func livePeak(g *neat.Graph, dt vram.DType, b int, cached bool) int64 {
 		if len(s.Inputs) > 1 {
 			ws = alignUp(n * int64(s.In.Size()) * 4)
 		}
-		live += size(i)
+		add := size(i)
+		if !o.Unfused {
+			if j := fused[i]; j >= 0 {
+				add = size(j) // the pool's output, from the convolution on
+			} else if slices.Contains(fused, i) {
+				add = 0 // counted at its convolution
+			}
+		}
+		live += add
 		peak = max(peak, live+ws)
 		for _, r := range s.Release {
 			live -= size(r)

@@ -1,0 +1,136 @@
+//go:build cuda || cudaemu
+
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/neateval/neateval/datasets"
+	"github.com/neateval/neateval/evaluator"
+	"github.com/neateval/neateval/evaluator/cuda/internal/sched"
+	"github.com/neateval/neateval/evaluator/evaltest"
+	"github.com/neateval/neateval/neat"
+	"github.com/neateval/neateval/staging"
+	"github.com/neateval/neateval/vram"
+)
+
+// poolGenomes are genomes whose convolutions end in a pool that the
+// schedules fuse: both pools, windows 1 to 4 with strides at and beyond
+// them on an odd-sized image (floor mode drops rows and columns), 3 to 40
+// channels (the 16-, 32- and 64-row tiles, several row tiles), padding,
+// a strided convolution, and a merged (float32) input; each ends in
+// global average pooling and a dense layer. in is 2×11×13.
+func poolGenomes(t *testing.T, in neat.Input, classes int) *neat.Population {
+	rng := rand.New(rand.NewPCG(3, 4))
+	node := func(id int, op neat.Op, inputs ...int) neat.Node {
+		return neat.Node{ID: id, Op: op, Inputs: inputs, Padding: neat.PaddingDefault}
+	}
+	tensor := func(scale float64, shape ...int) *neat.Tensor {
+		tn := &neat.Tensor{Shape: shape}
+		tn.Data = make([]float32, tn.Len())
+		for i := range tn.Data {
+			tn.Data[i] = float32((rng.Float64()*2 - 1) * scale)
+		}
+		return tn
+	}
+	pop := &neat.Population{Input: in, NumClasses: classes}
+	add := func(nodes ...neat.Node) {
+		g := &neat.Genome{ID: int64(len(pop.Genomes)), Nodes: nodes, Params: map[int]*neat.Params{}}
+		last := len(nodes) + 2 // the nodes are 1, 2, …
+		gap, d := node(last-1, neat.OpGlobalAvgPool, nodes[len(nodes)-1].ID), node(last, neat.OpDense, last-1)
+		d.OutFeatures = classes
+		g.Nodes, g.Output = append(g.Nodes, gap, d), last
+		gr, err := neat.InferShapes(g, in, classes)
+		if err != nil {
+			t.Fatalf("genome %d: %v", g.ID, err)
+		}
+		for _, s := range gr.Steps {
+			switch s.Node.Op {
+			case neat.OpConv2D:
+				k := s.Node.Kernel
+				g.Params[s.Node.ID] = &neat.Params{Weight: tensor(1/math.Sqrt(float64(s.In.C*k*k)), s.Out.C, s.In.C, k, k), Bias: tensor(0.5, s.Out.C)}
+			case neat.OpDense:
+				g.Params[s.Node.ID] = &neat.Params{Weight: tensor(1/math.Sqrt(float64(s.In.Size())), s.Out.C, s.In.Size()), Bias: tensor(0.5, s.Out.C)}
+			}
+		}
+		pop.Genomes = append(pop.Genomes, g)
+	}
+	conv := func(id, c, k, s, p int, from ...int) neat.Node {
+		n := node(id, neat.OpConv2D, from...)
+		n.OutChannels, n.Kernel, n.Stride, n.Padding, n.Activation = c, k, s, p, neat.ActTanh
+		if len(from) > 1 {
+			n.Merge = neat.MergeSum
+		}
+		return n
+	}
+	pool := func(id int, op neat.Op, k, s, from int) neat.Node {
+		n := node(id, op, from)
+		n.Kernel, n.Stride = k, s
+		return n
+	}
+	for _, op := range []neat.Op{neat.OpMaxPool2D, neat.OpAvgPool2D} {
+		for _, c := range []int{3, 20, 40} {
+			for _, ks := range [][2]int{{1, 1}, {2, 2}, {3, 3}, {2, 3}, {4, 4}} {
+				add(conv(1, c, 3, 1, neat.PaddingDefault, 0), pool(2, op, ks[0], ks[1], 1))
+			}
+		}
+		// Stride and padding of the convolution; a merged input.
+		add(conv(1, 5, 2, 2, 1, 0), pool(2, op, 2, 2, 1))
+		add(conv(1, 4, 3, 1, neat.PaddingDefault, 0), conv(2, 6, 1, 1, 0, 1, 0), pool(3, op, 2, 2, 2))
+	}
+	return pop
+}
+
+// TestFusedPools scores genomes whose pools are fused into their
+// convolutions (sched.FusedPools) with the fusion on and off: the stats
+// are the same bit for bit in float32, bfloat16 and TF32 (the fused store
+// rounds each pixel to the storage type and reduces the window in the
+// pool kernel's order), and float32 agrees with the CPU backend to the
+// conformance tolerance.
+func TestFusedPools(t *testing.T) {
+	in := neat.Input{Channels: 2, Height: 11, Width: 13}
+	pop := poolGenomes(t, in, 4)
+	fused := 0
+	for _, g := range pop.Genomes {
+		gr, err := neat.Compile(g, in, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range sched.FusedPools(gr) {
+			if j >= 0 {
+				fused++
+			}
+		}
+	}
+	if fused != len(pop.Genomes) {
+		t.Fatalf("%d fused pools in %d genomes: want one each", fused, len(pop.Genomes))
+	}
+	ds := datasets.Synthetic(images(60), in.Channels, in.Height, in.Width, 4, 31)
+	o := evaluator.Options{EvalBatchSize: 32, Parallel: 2, CacheData: true}
+	for _, tc := range []struct {
+		dt   vram.DType
+		prec string
+	}{{vram.Float32, ""}, {vram.BFloat16, ""}, {vram.Float32, "tf32"}} {
+		t.Run(fmt.Sprintf("%v-%s", tc.dt, tc.prec), func(t *testing.T) {
+			bo := evaluator.BackendOptions{DType: tc.dt, ComputePrecision: tc.prec, Parallel: 2}
+			on, off := newT(t, bo).(*Backend), newT(t, bo).(*Backend)
+			on.popWork, off.popWork = 0, 0 // the per-layer path
+			off.unfused = true
+			got := evaltest.Evaluate(t, on, ds, pop, staging.DefaultConfig(), o)
+			want := evaltest.Evaluate(t, off, ds, pop, staging.DefaultConfig(), o)
+			for i := range want {
+				w, g := want[i], got[i]
+				if w.Err != nil || g.Err != nil || g.Images != w.Images ||
+					math.Float64bits(g.Accuracy) != math.Float64bits(w.Accuracy) || math.Float64bits(g.Loss) != math.Float64bits(w.Loss) {
+					t.Errorf("genome %d: fused accuracy %v loss %v (%v), unfused %v %v (%v)", w.GenomeID, g.Accuracy, g.Loss, g.Err, w.Accuracy, w.Loss, w.Err)
+				}
+			}
+			if tc.dt == vram.Float32 && tc.prec == "" {
+				evaltest.Same(t, evaltest.Evaluate(t, newCPU(t, tc.dt), ds, pop, staging.DefaultConfig(), o), got)
+			}
+		})
+	}
+}
