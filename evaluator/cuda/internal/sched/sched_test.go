@@ -2,9 +2,9 @@ package sched
 
 import (
 	"fmt"
-	"slices"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"testing"
 
 	"github.com/neateval/neateval/evaluator/cuda/kernels"
