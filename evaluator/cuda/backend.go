@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,8 +50,10 @@ type Backend struct {
 	// record their copies' ends with; on the worker only.
 	loadEvents []event
 	// popWork is the most FLOPs of a forward on the population path
-	// (pop.go; 0: off); popQ is its queue.
+	// (pop.go; 0: off); popQ is its queue. popSmem is the floats of
+	// dynamic shared memory a block of pop_forward may have (Info.PopShared).
 	popWork int64
+	popSmem int64
 	popQ    popQueue
 	// popLaunches and popForwards count the population launches and the
 	// forwards they scored.
@@ -85,6 +88,10 @@ type Info struct {
 	// Streams is the forwards that can run at once: one stream, two events
 	// and a pinned result buffer each, made when the backend opened.
 	Streams int
+	// PopShared is the bytes of dynamic shared memory a block of the
+	// population kernel may have: what the device lets a block opt into,
+	// less the kernel's static shared memory (227 KiB on sm_90).
+	PopShared int
 }
 
 // slot is a forward's stream with its own events (before and after its
@@ -166,6 +173,22 @@ func (b *Backend) openOnWorker(n int) error {
 		b.slots <- sl
 	}
 	b.info.Streams = n
+	return b.raisePopShared()
+}
+
+// raisePopShared raises the population kernels' dynamic shared memory to
+// the device's most (driver.maxDynamicShared) and keeps the smaller of
+// the two kernels' limits; on the worker.
+func (b *Backend) raisePopShared() error {
+	least := math.MaxInt
+	for _, k := range sched.PopForwardKernels() {
+		n, err := b.drv.maxDynamicShared(k)
+		if err != nil {
+			return fmt.Errorf("cuda: %s: %w", sched.Kernels[k], err)
+		}
+		least = min(least, n)
+	}
+	b.info.PopShared, b.popSmem = least, int64(least/4)
 	return nil
 }
 

@@ -17,17 +17,32 @@ import (
 	"github.com/neateval/neateval/vram"
 )
 
-// poolGenomes are genomes whose convolutions end in a pool that the
-// schedules fuse: both pools, windows 1 to 4 with strides at and beyond
-// them on an odd-sized image (floor mode drops rows and columns), 3 to 40
-// channels (the 16-, 32- and 64-row tiles, several row tiles), padding,
-// a strided convolution, and a merged (float32) input; each ends in
-// global average pooling and a dense layer. in is 2×11×13.
-func poolGenomes(t *testing.T, in neat.Input, classes int) *neat.Population {
-	rng := rand.New(rand.NewPCG(3, 4))
-	node := func(id int, op neat.Op, inputs ...int) neat.Node {
-		return neat.Node{ID: id, Op: op, Inputs: inputs, Padding: neat.PaddingDefault}
+// handNode is a node of a hand-made genome.
+func handNode(id int, op neat.Op, inputs ...int) neat.Node {
+	return neat.Node{ID: id, Op: op, Inputs: inputs, Padding: neat.PaddingDefault}
+}
+
+// handConv is a tanh convolution (a sum of its inputs when several).
+func handConv(id, c, k, s, p int, from ...int) neat.Node {
+	n := handNode(id, neat.OpConv2D, from...)
+	n.OutChannels, n.Kernel, n.Stride, n.Padding, n.Activation = c, k, s, p, neat.ActTanh
+	if len(from) > 1 {
+		n.Merge = neat.MergeSum
 	}
+	return n
+}
+
+func handPool(id int, op neat.Op, k, s, from int) neat.Node {
+	n := handNode(id, op, from)
+	n.Kernel, n.Stride = k, s
+	return n
+}
+
+// handPopulation makes a genome of each list of nodes (numbered 1, 2, …,
+// the last one's value the trunk's end), each ending in global average
+// pooling and a dense layer, with random parameters.
+func handPopulation(t *testing.T, in neat.Input, classes int, trunks [][]neat.Node) *neat.Population {
+	rng := rand.New(rand.NewPCG(3, 4))
 	tensor := func(scale float64, shape ...int) *neat.Tensor {
 		tn := &neat.Tensor{Shape: shape}
 		tn.Data = make([]float32, tn.Len())
@@ -37,12 +52,12 @@ func poolGenomes(t *testing.T, in neat.Input, classes int) *neat.Population {
 		return tn
 	}
 	pop := &neat.Population{Input: in, NumClasses: classes}
-	add := func(nodes ...neat.Node) {
-		g := &neat.Genome{ID: int64(len(pop.Genomes)), Nodes: nodes, Params: map[int]*neat.Params{}}
-		last := len(nodes) + 2 // the nodes are 1, 2, …
-		gap, d := node(last-1, neat.OpGlobalAvgPool, nodes[len(nodes)-1].ID), node(last, neat.OpDense, last-1)
+	for _, nodes := range trunks {
+		g := &neat.Genome{ID: int64(len(pop.Genomes)), Params: map[int]*neat.Params{}}
+		last := len(nodes) + 2
+		gap, d := handNode(last-1, neat.OpGlobalAvgPool, nodes[len(nodes)-1].ID), handNode(last, neat.OpDense, last-1)
 		d.OutFeatures = classes
-		g.Nodes, g.Output = append(g.Nodes, gap, d), last
+		g.Nodes, g.Output = append(append([]neat.Node{}, nodes...), gap, d), last
 		gr, err := neat.InferShapes(g, in, classes)
 		if err != nil {
 			t.Fatalf("genome %d: %v", g.ID, err)
@@ -58,30 +73,27 @@ func poolGenomes(t *testing.T, in neat.Input, classes int) *neat.Population {
 		}
 		pop.Genomes = append(pop.Genomes, g)
 	}
-	conv := func(id, c, k, s, p int, from ...int) neat.Node {
-		n := node(id, neat.OpConv2D, from...)
-		n.OutChannels, n.Kernel, n.Stride, n.Padding, n.Activation = c, k, s, p, neat.ActTanh
-		if len(from) > 1 {
-			n.Merge = neat.MergeSum
-		}
-		return n
-	}
-	pool := func(id int, op neat.Op, k, s, from int) neat.Node {
-		n := node(id, op, from)
-		n.Kernel, n.Stride = k, s
-		return n
-	}
+	return pop
+}
+
+// poolGenomes are genomes whose convolutions end in a pool that the
+// schedules fuse: both pools, windows 1 to 4 with strides at and beyond
+// them on an odd-sized image (floor mode drops rows and columns), 3 to 40
+// channels (the 16-, 32- and 64-row tiles, several row tiles), padding,
+// a strided convolution, and a merged (float32) input.
+func poolGenomes(t *testing.T, in neat.Input, classes int) *neat.Population {
+	var trunks [][]neat.Node
 	for _, op := range []neat.Op{neat.OpMaxPool2D, neat.OpAvgPool2D} {
 		for _, c := range []int{3, 20, 40} {
 			for _, ks := range [][2]int{{1, 1}, {2, 2}, {3, 3}, {2, 3}, {4, 4}} {
-				add(conv(1, c, 3, 1, neat.PaddingDefault, 0), pool(2, op, ks[0], ks[1], 1))
+				trunks = append(trunks, []neat.Node{handConv(1, c, 3, 1, neat.PaddingDefault, 0), handPool(2, op, ks[0], ks[1], 1)})
 			}
 		}
 		// Stride and padding of the convolution; a merged input.
-		add(conv(1, 5, 2, 2, 1, 0), pool(2, op, 2, 2, 1))
-		add(conv(1, 4, 3, 1, neat.PaddingDefault, 0), conv(2, 6, 1, 1, 0, 1, 0), pool(3, op, 2, 2, 2))
+		trunks = append(trunks, []neat.Node{handConv(1, 5, 2, 2, 1, 0), handPool(2, op, 2, 2, 1)},
+			[]neat.Node{handConv(1, 4, 3, 1, neat.PaddingDefault, 0), handConv(2, 6, 1, 1, 0, 1, 0), handPool(3, op, 2, 2, 2)})
 	}
-	return pop
+	return handPopulation(t, in, classes, trunks)
 }
 
 // TestFusedPools scores genomes whose pools are fused into their

@@ -27,6 +27,14 @@ typedef unsigned short bf16_t;
 
 #define NE_THREADS 256
 
+// NE_DYN_SHARED declares name as the block's dynamic shared memory (the
+// launch's sharedMemBytes; the emulator's buffer of the launch's size).
+#ifndef NEATEVAL_EMU
+#define NE_DYN_SHARED(T, name) extern __shared__ T name[]
+#else
+#define NE_DYN_SHARED(T, name) T* name = (T*)emu_dynamic_shared()
+#endif
+
 NE_DEV float ld(const float* p, long long i) { return p[i]; }
 NE_DEV float ld(const bf16_t* p, long long i) { return __uint_as_float(((unsigned)p[i]) << 16); }
 

@@ -272,6 +272,33 @@ func ExampleBuild() {
 	// arena 12560384
 }
 
+// TestPopSharedLimit counts the small preset's genomes at 28×28 whose
+// frame fits a block: more with an H200's 227 KiB of dynamic shared
+// memory than with the 46 KiB of a default block, none beyond the limit
+// given, and a genome's tile no larger than its frame needs beyond 46 KiB.
+func TestPopSharedLimit(t *testing.T) {
+	gs := graphs(t, 7, 64, neat.Input{Channels: 1, Height: 28, Width: 28})
+	fit := func(smem int64) int {
+		n := 0
+		for _, g := range gs {
+			p := BuildPop(g, vram.Float32, smem)
+			if p == nil {
+				continue
+			}
+			if p.Frame > smem || p.Shared() > 4*max(min(PopSmem, smem), p.Frame) {
+				t.Errorf("genome %d at %d floats: tile %d of frame %d", g.GenomeID, smem, p.Tile, p.Frame)
+			}
+			n++
+		}
+		return n
+	}
+	small, h200 := fit(PopSmem), fit(PopSmemH200)
+	t.Logf("of %d genomes, %d fit in 46 KiB, %d in 227 KiB", len(gs), small, h200)
+	if h200 <= small || fit(1024) > small {
+		t.Errorf("%d genomes fit in 46 KiB, %d in 227 KiB, %d in 4 KiB", small, h200, fit(1024))
+	}
+}
+
 // TestBuildPop checks the population tables of random genomes: every
 // step reads and writes inside one image's frame, a tile fits in the
 // block's shared memory, and a launch of several forwards needs no more
@@ -283,11 +310,11 @@ func TestBuildPop(t *testing.T) {
 	var ns []int
 	var arenas int64
 	for i, g := range gs {
-		p := BuildPop(g, vram.Float32)
+		p := BuildPop(g, vram.Float32, PopSmemH200)
 		if p == nil {
 			continue
 		}
-		if p.Tile < 1 || p.Tile*p.Frame > PopSmem || p.Logits+int64(g.NumClasses) > p.Frame || p.InOff+p.InSize > p.Frame {
+		if p.Tile < 1 || p.Shared() > 4*max(PopSmem, p.Frame) || p.Frame > PopSmemH200 || p.Logits+int64(g.NumClasses) > p.Frame || p.InOff+p.InSize > p.Frame {
 			t.Errorf("genome %d: tile %d of frame %d, logits at %d, image at %d", g.GenomeID, p.Tile, p.Frame, p.Logits, p.InOff)
 		}
 		for s := 0; s < p.NSteps(); s++ {
