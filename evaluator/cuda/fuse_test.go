@@ -146,3 +146,60 @@ func TestFusedPools(t *testing.T) {
 		})
 	}
 }
+
+// largeFrames are two genomes whose one 28×28 image needs more than a
+// default block's 48 KiB of shared memory on the population path (about
+// 80 KiB), their images, and the most shared memory a block of theirs
+// needs.
+func largeFrames(t *testing.T) (*neat.Population, *datasets.Dataset, int64) {
+	var need int64
+	in := neat.Input{Channels: 1, Height: 28, Width: 28}
+	pop := handPopulation(t, in, 10, [][]neat.Node{
+		{handConv(1, 16, 3, 1, neat.PaddingDefault, 0), handPool(2, neat.OpMaxPool2D, 2, 2, 1), handConv(3, 8, 3, 1, neat.PaddingDefault, 2)},
+		{handConv(1, 24, 3, 1, neat.PaddingDefault, 0), handConv(2, 8, 3, 2, 1, 1)},
+	})
+	for _, g := range pop.Genomes {
+		gr, err := neat.Compile(g, in, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := sched.BuildPop(gr, vram.Float32, sched.PopSmemH200); p == nil || p.Frame*4 <= 48<<10 {
+			t.Fatalf("genome %d: population program %+v, want a frame beyond 48 KiB", g.ID, p)
+		} else {
+			need = max(need, p.Shared())
+		}
+	}
+	return pop, datasets.Synthetic(images(120), 1, 28, 28, 10, 41), need
+}
+
+// sameStats fails unless got is want bit for bit, genome by genome.
+func sameStats(t *testing.T, want, got []evaluator.Result) {
+	t.Helper()
+	for i := range want {
+		w, g := want[i], got[i]
+		if w.Err != nil || g.Err != nil || g.Images != w.Images ||
+			math.Float64bits(g.Accuracy) != math.Float64bits(w.Accuracy) || math.Float64bits(g.Loss) != math.Float64bits(w.Loss) {
+			t.Errorf("genome %d: accuracy %v loss %v (%v), want %v %v (%v)", w.GenomeID, g.Accuracy, g.Loss, g.Err, w.Accuracy, w.Loss, w.Err)
+		}
+	}
+}
+
+// TestPopLargeFrames: genomes whose one image needs more than 48 KiB of
+// shared memory take the population path (dynamic shared memory raised to
+// the device's opt-in, Info.PopShared), and their stats are the per-layer
+// path's bit for bit.
+func TestPopLargeFrames(t *testing.T) {
+	pop, ds, need := largeFrames(t)
+	o := evaluator.Options{EvalBatchSize: 10, Parallel: 4, CacheData: true}
+	on, off := newT(t, evaluator.BackendOptions{Parallel: 4}).(*Backend), newT(t, evaluator.BackendOptions{Parallel: 4}).(*Backend)
+	on.popWork, off.popWork = math.MaxInt64, 0
+	if int64(on.Info().PopShared) < need {
+		t.Skipf("the device lets a block have %d bytes of shared memory, these genomes need %d", on.Info().PopShared, need)
+	}
+	got := evaltest.Evaluate(t, on, ds, pop, staging.DefaultConfig(), o)
+	want := evaltest.Evaluate(t, off, ds, pop, staging.DefaultConfig(), o)
+	if on.popForwards.Load() < int64(len(pop.Genomes)) {
+		t.Errorf("%d forwards on the population path", on.popForwards.Load())
+	}
+	sameStats(t, want, got)
+}
