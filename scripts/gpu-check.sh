@@ -8,9 +8,12 @@
 #   smoke            TestSmoke: modules (cubin or JIT, timed), one evaluation
 #                    against the CPU backend, an impossible cuMemAlloc as the
 #                    typed out-of-memory
-#   conformance      TestConformance: the backend conformance suite, and
+#   conformance      TestConformance: the backend conformance suite,
 #                    TestPopulationPath: the population kernels' stats equal
-#                    the per-layer kernels' bit for bit
+#                    the per-layer kernels' bit for bit, and TestFusedPools:
+#                    the pools fused into convolutions equal the separate
+#                    pools bit for bit (fp32, bf16, tf32), and
+#                    TestPopLargeFrames: population blocks beyond 48 KiB
 #   mnist-vs-cpu     TestMNISTAgainstCPU: both check populations (small and
 #                    wide preset) on the MNIST test images, CUDA against the
 #                    CPU backend genome by genome (pass/fail)
@@ -97,7 +100,7 @@ if ((!dry)) && [[ -f $work/facts.log ]]; then
 fi
 gotest smoke 45 '^TestSmoke$'
 ((dry)) || gl_details[-1]="$(module_detail "$work/smoke.log"); ${gl_details[-1]}"
-gotest conformance 40 '^(TestConformance|TestPopulationPath)$'
+gotest conformance 40 '^(TestConformance|TestPopulationPath|TestFusedPools|TestPopLargeFrames)$'
 gotest mnist-vs-cpu 80 '^TestMNISTAgainstCPU$'
 gotest tf32-vs-cpu 30 '^TestTF32AgainstCPU$'
 gotest staged-resident 30 '^(TestStagedVsResident|TestMemoryModel)$'

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,7 +30,10 @@ type Backend struct {
 	dev   *Device
 	dtype vram.DType
 	prec  sched.Precision
-	pool  *pinnedPool
+	// unfused turns off the pools fused into convolutions
+	// (NEATEVAL_CUDA_FUSE=off, fuse.go); Footprint follows it.
+	unfused bool
+	pool    *pinnedPool
 	// loads is the stream the weights are copied on; notify waits for
 	// each copy's event and tells the host (Load).
 	loads, notify stream
@@ -46,8 +50,10 @@ type Backend struct {
 	// record their copies' ends with; on the worker only.
 	loadEvents []event
 	// popWork is the most FLOPs of a forward on the population path
-	// (pop.go; 0: off); popQ is its queue.
+	// (pop.go; 0: off); popQ is its queue. popSmem is the floats of
+	// dynamic shared memory a block of pop_forward may have (Info.PopShared).
 	popWork int64
+	popSmem int64
 	popQ    popQueue
 	// popLaunches and popForwards count the population launches and the
 	// forwards they scored.
@@ -82,6 +88,10 @@ type Info struct {
 	// Streams is the forwards that can run at once: one stream, two events
 	// and a pinned result buffer each, made when the backend opened.
 	Streams int
+	// PopShared is the bytes of dynamic shared memory a block of the
+	// population kernel may have: what the device lets a block opt into,
+	// less the kernel's static shared memory (227 KiB on sm_90).
+	PopShared int
 }
 
 // slot is a forward's stream with its own events (before and after its
@@ -115,7 +125,7 @@ func newBackend(o evaluator.BackendOptions, open func() (driver, Info, error)) (
 	if n <= 0 {
 		n = DefaultParallel
 	}
-	b := &Backend{dtype: o.DType, prec: prec, slots: make(chan *slot, n), popWork: popMaxWork()}
+	b := &Backend{dtype: o.DType, prec: prec, slots: make(chan *slot, n), popWork: popMaxWork(), unfused: fuseOff()}
 	b.popQ.idle = make(chan struct{}, 1)
 	w, err := startWorker(func() error {
 		drv, info, err := open()
@@ -163,6 +173,22 @@ func (b *Backend) openOnWorker(n int) error {
 		b.slots <- sl
 	}
 	b.info.Streams = n
+	return b.raisePopShared()
+}
+
+// raisePopShared raises the population kernels' dynamic shared memory to
+// the device's most (driver.maxDynamicShared) and keeps the smaller of
+// the two kernels' limits; on the worker.
+func (b *Backend) raisePopShared() error {
+	least := math.MaxInt
+	for _, k := range sched.PopForwardKernels() {
+		n, err := b.drv.maxDynamicShared(k)
+		if err != nil {
+			return fmt.Errorf("cuda: %s: %w", sched.Kernels[k], err)
+		}
+		least = min(least, n)
+	}
+	b.info.PopShared, b.popSmem = least, int64(least/4)
 	return nil
 }
 
@@ -221,7 +247,7 @@ func (b *Backend) Info() Info { return b.info }
 // Footprint is exact: the weight block Load allocates and the arena a
 // forward of b images allocates (internal/sched).
 func (b *Backend) Footprint(g *neat.Graph, batch int, cachedData bool) evaluator.Footprint {
-	m, a := sched.Footprint(g, b.dtype, batch, cachedData)
+	m, a := sched.FootprintWith(g, b.dtype, batch, cachedData, b.schedOptions())
 	return evaluator.Footprint{Model: m, Act: a}
 }
 

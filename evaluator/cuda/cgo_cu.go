@@ -22,9 +22,23 @@ static CUresult ne_on_done(CUstream s, uintptr_t h) {
 	return cuLaunchHostFunc(s, ne_host_done, (void *)h);
 }
 
-static CUresult ne_launch(CUfunction f, unsigned gx, unsigned gy, unsigned threads, CUstream s, void *args) {
+static CUresult ne_launch(CUfunction f, unsigned gx, unsigned gy, unsigned threads, unsigned shared, CUstream s, void *args) {
 	void *params[1] = {args};
-	return cuLaunchKernel(f, gx, gy, 1, threads, 1, 1, 0, s, params, NULL);
+	return cuLaunchKernel(f, gx, gy, 1, threads, 1, 1, shared, s, params, NULL);
+}
+
+// ne_max_dynamic_shared raises f's dynamic shared memory to what the
+// current context's device lets a block opt into, less f's static shared
+// memory, and says how much that is.
+static CUresult ne_max_dynamic_shared(CUfunction f, int *bytes) {
+	CUdevice dev;
+	int optin, static_bytes;
+	CUresult r = cuCtxGetDevice(&dev);
+	if (r == CUDA_SUCCESS) r = cuDeviceGetAttribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev);
+	if (r == CUDA_SUCCESS) r = cuFuncGetAttribute(&static_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f);
+	if (r != CUDA_SUCCESS) return r;
+	*bytes = optin - static_bytes;
+	return cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, *bytes);
 }
 
 static CUresult ne_host_alloc(void **p, size_t n) { return cuMemHostAlloc(p, n, 0); }
@@ -106,8 +120,15 @@ func cOnDone(s C.CUstream, f func()) error {
 // memory, did not fit): it matches vram.ErrOutOfMemory (resultError.Is),
 // so the batch controller shrinks the batch and tries again, which frees
 // room.
-func cLaunch(f C.CUfunction, gx, gy, threads uint32, s C.CUstream, args unsafe.Pointer) error {
-	return check("cuLaunchKernel", C.ne_launch(f, C.uint(gx), C.uint(gy), C.uint(threads), s, args))
+func cLaunch(f C.CUfunction, gx, gy, threads, shared uint32, s C.CUstream, args unsafe.Pointer) error {
+	return check("cuLaunchKernel", C.ne_launch(f, C.uint(gx), C.uint(gy), C.uint(threads), C.uint(shared), s, args))
+}
+
+// cMaxDynamicShared is ne_max_dynamic_shared.
+func cMaxDynamicShared(f C.CUfunction) (int, error) {
+	var n C.int
+	err := check("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", C.ne_max_dynamic_shared(f, &n))
+	return int(n), err
 }
 
 // cModuleLoad loads a module from a PTX (NUL-terminated) or cubin image;

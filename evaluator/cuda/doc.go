@@ -49,9 +49,16 @@
 //     how long it took). Up to fitness_eval_parallel forwards
 //     run at once, each on its own stream; each ends with a one-block
 //     reduction of the logits whose 32-byte result is all that comes back.
+//   - Fused pools (sched.FusedPools): a max or average pool that is a
+//     convolution's only consumer, with windows that do not overlap, is
+//     reduced in the convolution's store (the …_convpool_… kernels), so
+//     the convolution's full-resolution output never reaches device memory;
+//     the pooled values are the separate pool's bit for bit
+//     (NEATEVAL_CUDA_FUSE=off: every pool a launch of its own).
 //   - The population path (pop.go, kernels/pop.cu): a forward of a small
-//     genome (one image's activations fit in a block's 46 KiB of shared
-//     memory) on a cached data set in fp32 launches no layer of its own. It
+//     genome (one image's activations fit in the dynamic shared memory a
+//     block may opt into, Info.PopShared: 227 KiB on sm_90) on a cached
+//     data set in fp32 launches no layer of its own. It
 //     queues; whoever next runs a launch takes every queued forward, of any
 //     genomes, and scores them all with two launches: pop_forward, whose
 //     blocks each carry a tile of one genome's images through the whole

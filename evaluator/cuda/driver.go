@@ -59,9 +59,15 @@ type driver interface {
 	htod(dst devptr, src unsafe.Pointer, n int64) error
 	dtoh(dst unsafe.Pointer, src devptr, n int64) error
 	// launch enqueues kernel k with a grid of grid[0] × grid[1] blocks of
-	// sched.Threads threads; args points at its argument struct (nargs
-	// 8-byte fields).
-	launch(k sched.Kernel, grid [2]uint32, args unsafe.Pointer, nargs int, s stream) error
+	// sched.Threads threads and shared bytes of dynamic shared memory; args
+	// points at its argument struct (nargs 8-byte fields).
+	launch(k sched.Kernel, grid [2]uint32, args unsafe.Pointer, nargs, shared int, s stream) error
+	// maxDynamicShared raises kernel k's limit on dynamic shared memory to
+	// the most the device lets a block opt into, less the kernel's static
+	// shared memory (cuFuncSetAttribute MAX_DYNAMIC_SHARED_SIZE_BYTES), and
+	// returns that limit in bytes. Without it a launch may ask for 48 KiB
+	// less the static shared memory.
+	maxDynamicShared(k sched.Kernel) (int, error)
 	// onDone enqueues f (cuLaunchHostFunc): the driver calls it from a
 	// thread of its own once the stream has done everything before it. f
 	// must not call the driver, and must return quickly.

@@ -267,9 +267,11 @@ func (d *cuDriver) dtoh(dst unsafe.Pointer, src devptr, n int64) error {
 	return cu.MemcpyDtoH(dst, cu.DevicePtr(src), n)
 }
 
-func (d *cuDriver) launch(k sched.Kernel, grid [2]uint32, args unsafe.Pointer, nargs int, s stream) error {
-	return cLaunch(d.fns[k], grid[0], grid[1], sched.Threads, d.raw(s), args)
+func (d *cuDriver) launch(k sched.Kernel, grid [2]uint32, args unsafe.Pointer, nargs, shared int, s stream) error {
+	return cLaunch(d.fns[k], grid[0], grid[1], sched.Threads, uint32(shared), d.raw(s), args)
 }
+
+func (d *cuDriver) maxDynamicShared(k sched.Kernel) (int, error) { return cMaxDynamicShared(d.fns[k]) }
 
 func (d *cuDriver) onDone(s stream, f func()) error { return cOnDone(d.raw(s), f) }
 

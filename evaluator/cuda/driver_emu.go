@@ -8,7 +8,7 @@ package cuda
 #include <stdlib.h>
 
 int emu_kernel(const char *name);
-int emu_launch(int k, unsigned gx, unsigned gy, unsigned threads, const void *args, char *err, size_t errlen);
+int emu_launch(int k, unsigned gx, unsigned gy, unsigned threads, unsigned shared, const void *args, char *err, size_t errlen);
 uint64_t emu_alloc(size_t n);
 void emu_free(uint64_t p);
 void emu_copy_in(uint64_t dst, const void *src, size_t n);
@@ -49,7 +49,20 @@ type emuDriver struct {
 	// events holds each event's last record: the emulator's work is done
 	// when it is enqueued, so an event's time is the host's.
 	events []time.Time
+	// sharedOptin is the dynamic shared memory a block may opt into
+	// (EmuSharedOptin unless a test sets another device's); maxShared is
+	// each kernel's limit, EmuSharedDefault until maxDynamicShared raises
+	// it. The emulator counts no static shared memory against them.
+	sharedOptin int
+	maxShared   []int
 }
+
+// The emulated device's shared memory a block: 48 KiB by default, 227 KiB
+// opted into (an sm_90 card's).
+const (
+	EmuSharedDefault = 48 << 10
+	EmuSharedOptin   = 227 << 10
+)
 
 var _ driver = (*emuDriver)(nil)
 
@@ -65,8 +78,12 @@ func openEmu(capacity int64) (*emuDriver, Info, error) {
 	if capacity <= 0 {
 		capacity = 1 << 30
 	}
-	d := &emuDriver{capacity: capacity, sizes: map[devptr]int64{}}
+	d := &emuDriver{capacity: capacity, sizes: map[devptr]int64{}, sharedOptin: EmuSharedOptin}
 	d.fns = make([]C.int, len(sched.Kernels))
+	d.maxShared = make([]int, len(sched.Kernels))
+	for k := range d.maxShared {
+		d.maxShared[k] = EmuSharedDefault
+	}
 	for k, name := range sched.Kernels {
 		cs := C.CString(name)
 		d.fns[k] = C.emu_kernel(cs)
@@ -177,12 +194,22 @@ func (d *emuDriver) dtoh(dst unsafe.Pointer, src devptr, n int64) error {
 	return nil
 }
 
-func (d *emuDriver) launch(k sched.Kernel, grid [2]uint32, args unsafe.Pointer, nargs int, s stream) error {
+// launch refuses, as cuLaunchKernel does (CUDA_ERROR_INVALID_VALUE), a
+// launch that asks for more dynamic shared memory than the kernel's limit.
+func (d *emuDriver) launch(k sched.Kernel, grid [2]uint32, args unsafe.Pointer, nargs, shared int, s stream) error {
+	if shared < 0 || shared > d.maxShared[k] {
+		return fmt.Errorf("%s: %d bytes of dynamic shared memory, beyond the kernel's limit of %d (CUDA_ERROR_INVALID_VALUE)", sched.Kernels[k], shared, d.maxShared[k])
+	}
 	var msg [256]C.char
-	if C.emu_launch(d.fns[k], C.uint(grid[0]), C.uint(grid[1]), C.uint(sched.Threads), args, &msg[0], C.size_t(len(msg))) != 0 {
+	if C.emu_launch(d.fns[k], C.uint(grid[0]), C.uint(grid[1]), C.uint(sched.Threads), C.uint(shared), args, &msg[0], C.size_t(len(msg))) != 0 {
 		return fmt.Errorf("%s: %s", sched.Kernels[k], C.GoString(&msg[0]))
 	}
 	return nil
+}
+
+func (d *emuDriver) maxDynamicShared(k sched.Kernel) (int, error) {
+	d.maxShared[k] = d.sharedOptin
+	return d.sharedOptin, nil
 }
 
 func (d *emuDriver) onDone(s stream, f func()) error {

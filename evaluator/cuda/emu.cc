@@ -118,6 +118,11 @@ void fiberInit(unsigned t) {
 
 } // namespace
 
+// dynShared is the launch's dynamic shared memory.
+static std::vector<unsigned char> dynShared;
+
+void *emu_dynamic_shared() { return dynShared.data(); }
+
 int emu_register(const char *name, emu_entry f) {
 	table()[name] = f;
 	return 0;
@@ -188,8 +193,9 @@ int emu_kernel(const char *name) {
 }
 
 // emu_launch runs kernel k over a grid of gx × gy blocks of threads
-// threads; 0 on success, else an error message in err.
-int emu_launch(int k, unsigned gx, unsigned gy, unsigned threads, const void *args, char *err, size_t errlen) {
+// threads with shared bytes of dynamic shared memory (the Go side checks
+// them against the kernel's limit); 0 on success, else an error message in err.
+int emu_launch(int k, unsigned gx, unsigned gy, unsigned threads, unsigned shared, const void *args, char *err, size_t errlen) {
 	if (k < 0 || (size_t)k >= entries.size() || threads == 0 || threads > 1024) {
 		snprintf(err, errlen, "emu: bad launch (kernel %d, %u threads)", k, threads);
 		return 1;
@@ -206,6 +212,7 @@ int emu_launch(int k, unsigned gx, unsigned gy, unsigned threads, const void *ar
 	for (unsigned by = 0; by < gy; ++by) {
 		for (unsigned bx = 0; bx < gx; ++bx) {
 			blockIdx = {bx, by, 0};
+			dynShared.assign(shared, 0xff); // NaN: what no thread of this block wrote
 			for (unsigned t = 0; t < threads; ++t) {
 				fiberInit(t);
 			}

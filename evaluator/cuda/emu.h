@@ -18,6 +18,10 @@ extern emu_dim3 threadIdx, blockIdx, blockDim, gridDim;
 
 void __syncthreads();
 
+// emu_dynamic_shared is the block's dynamic shared memory: a buffer of the
+// launch's size, poisoned with NaN before every block.
+void *emu_dynamic_shared();
+
 #define __global__
 #define __device__
 #define __launch_bounds__(...)

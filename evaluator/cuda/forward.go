@@ -142,7 +142,7 @@ func (b *Backend) enqueue(sl *slot, m *model, prog *sched.Program, base [5]uint6
 			a := l.Args[j]
 			sl.args[j] = base[a.Base] + uint64(a.V)
 		}
-		if err := b.drv.launch(l.Kernel, l.Grid, unsafe.Pointer(&sl.args[0]), l.NArgs, sl.s); err != nil {
+		if err := b.drv.launch(l.Kernel, l.Grid, unsafe.Pointer(&sl.args[0]), l.NArgs, 0, sl.s); err != nil {
 			return fmt.Errorf("launching %s: %w", sched.Kernels[l.Kernel], err)
 		}
 	}

@@ -84,7 +84,7 @@ func (m *model) program(n int, cached bool) (*sched.Program, error) {
 			return p, nil
 		}
 	}
-	p, err := sched.BuildPrecision(m.g, m.b.dtype, n, cached, m.b.prec)
+	p, err := sched.BuildWith(m.g, m.b.dtype, n, cached, m.b.schedOptions())
 	if err != nil {
 		return nil, err
 	}

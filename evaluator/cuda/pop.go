@@ -137,7 +137,7 @@ func (q *popQueue) remove(r *popReq) bool {
 func (m *model) popProgram() *sched.PopProgram {
 	m.popOnce.Do(func() {
 		if m.b.popWork > 0 && m.b.prec == sched.FP32 {
-			m.pop = sched.BuildPop(m.g, m.b.dtype)
+			m.pop = sched.BuildPop(m.g, m.b.dtype, m.b.popSmem)
 		}
 	})
 	return m.pop
@@ -304,11 +304,15 @@ func (b *Backend) enqueuePop(sl *slot, batch []*popReq, buf *pinned, base uint64
 	if blocks > math.MaxInt32 {
 		return fmt.Errorf("%d blocks: beyond a grid's width", blocks)
 	}
-	if err := b.drv.launch(k, [2]uint32{uint32(blocks), 1}, unsafe.Pointer(&sl.args[0]), 2, sl.s); err != nil {
+	var shared int64
+	for _, r := range batch {
+		shared = max(shared, r.prog.Shared())
+	}
+	if err := b.drv.launch(k, [2]uint32{uint32(blocks), 1}, unsafe.Pointer(&sl.args[0]), 2, int(shared), sl.s); err != nil {
 		return fmt.Errorf("launching %s: %w", sched.Kernels[k], err)
 	}
 	red := sched.PopReduce()
-	if err := b.drv.launch(red, [2]uint32{uint32(len(batch)), 1}, unsafe.Pointer(&sl.args[0]), 2, sl.s); err != nil {
+	if err := b.drv.launch(red, [2]uint32{uint32(len(batch)), 1}, unsafe.Pointer(&sl.args[0]), 2, 0, sl.s); err != nil {
 		return fmt.Errorf("launching %s: %w", sched.Kernels[red], err)
 	}
 	return b.enqueueEnd(sl, devptr(base+uint64(lay.Stats)), int64(len(batch))*sched.StatsBytes, done)

@@ -27,6 +27,14 @@ typedef unsigned short bf16_t;
 
 #define NE_THREADS 256
 
+// NE_DYN_SHARED declares name as the block's dynamic shared memory (the
+// launch's sharedMemBytes; the emulator's buffer of the launch's size).
+#ifndef NEATEVAL_EMU
+#define NE_DYN_SHARED(T, name) extern __shared__ T name[]
+#else
+#define NE_DYN_SHARED(T, name) T* name = (T*)emu_dynamic_shared()
+#endif
+
 NE_DEV float ld(const float* p, long long i) { return p[i]; }
 NE_DEV float ld(const bf16_t* p, long long i) { return __uint_as_float(((unsigned)p[i]) << 16); }
 
@@ -41,6 +49,10 @@ NE_DEV bf16_t f2bf(float v) {
 
 NE_DEV void st(float* p, long long i, float v) { p[i] = v; }
 NE_DEV void st(bf16_t* p, long long i, float v) { p[i] = f2bf(v); }
+
+// rnd is v as st would store it in *p and ld read it back.
+NE_DEV float rnd(const float*, float v) { return v; }
+NE_DEV float rnd(const bf16_t*, float v) { return __uint_as_float(((unsigned)f2bf(v)) << 16); }
 
 // tf32 rounds a float32 to TF32 (10 mantissa bits), to nearest with ties
 // away from zero, as cvt.rna.tf32.f32 does; the result is a float32 bit

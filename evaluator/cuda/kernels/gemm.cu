@@ -20,22 +20,29 @@
 // instantiates the same template with TF32 tensor-core MMA.
 #include "gemm.cuh"
 
-#define GEMM_ENTRY(cfg, BM, TM, kind, DENSE, tc, TW, TI, TO)                                                   \
+#define GEMM_ENTRY(cfg, BM, TM, kind, DENSE, POOL, tc, TW, TI, TO)                                                   \
 	extern "C" __global__ void __launch_bounds__(NE_THREADS) gemm_##cfg##_##kind##_##tc(const GemmArgs a) { \
-		gemm<TW, TI, TO, BM, TM, DENSE, false>(a);                                                                 \
+		gemm<TW, TI, TO, BM, TM, DENSE, false, POOL>(a);                                                                 \
 	}                                                                                                           \
 	NE_REGISTER(gemm_##cfg##_##kind##_##tc, GemmArgs)
 
-#define GEMM_TYPES(cfg, BM, TM, kind, DENSE)                                   \
-	GEMM_ENTRY(cfg, BM, TM, kind, DENSE, fff, float, float, float)            \
-	GEMM_ENTRY(cfg, BM, TM, kind, DENSE, hhh, bf16_t, bf16_t, bf16_t)         \
-	GEMM_ENTRY(cfg, BM, TM, kind, DENSE, hhf, bf16_t, bf16_t, float)          \
-	GEMM_ENTRY(cfg, BM, TM, kind, DENSE, hfh, bf16_t, float, bf16_t)          \
-	GEMM_ENTRY(cfg, BM, TM, kind, DENSE, hff, bf16_t, float, float)
+#define GEMM_TYPES(cfg, BM, TM, kind, DENSE)                            \
+	GEMM_POOL_TYPES(cfg, BM, TM, kind, DENSE, false)                      \
+	GEMM_ENTRY(cfg, BM, TM, kind, DENSE, false, hhf, bf16_t, bf16_t, float) \
+	GEMM_ENTRY(cfg, BM, TM, kind, DENSE, false, hff, bf16_t, float, float)
+
+// The types of an output that is not the logits: a fused pool's (convpool).
+#define GEMM_POOL_TYPES(cfg, BM, TM, kind, DENSE, POOL)                      \
+	GEMM_ENTRY(cfg, BM, TM, kind, DENSE, POOL, fff, float, float, float)    \
+	GEMM_ENTRY(cfg, BM, TM, kind, DENSE, POOL, hhh, bf16_t, bf16_t, bf16_t) \
+	GEMM_ENTRY(cfg, BM, TM, kind, DENSE, POOL, hfh, bf16_t, float, bf16_t)
 
 GEMM_TYPES(m16, 16, 1, conv, false)
 GEMM_TYPES(m16, 16, 1, dense, true)
+GEMM_POOL_TYPES(m16, 16, 1, convpool, false, true)
 GEMM_TYPES(m32, 32, 2, conv, false)
 GEMM_TYPES(m32, 32, 2, dense, true)
+GEMM_POOL_TYPES(m32, 32, 2, convpool, false, true)
 GEMM_TYPES(m64, 64, 4, conv, false)
 GEMM_TYPES(m64, 64, 4, dense, true)
+GEMM_POOL_TYPES(m64, 64, 4, convpool, false, true)

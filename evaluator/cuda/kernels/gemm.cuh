@@ -14,18 +14,100 @@ struct GemmArgs {
 	long long Kd;     // C · K · K
 	long long C, H, W, K, S, P, OH, OW;
 	long long act;
+	// The fused pool (the convpool kernels; zero otherwise): its window PK,
+	// stride PS, output POH × POW and kind (1 max, 2 average). There cols
+	// counts the pool's windows, images · POH · POW.
+	long long PK, PS, POH, POW, pool;
 };
 
 #define GEMM_BN 128
 #define GEMM_BK 16
 #define GEMM_TN 8
 
+// store_pooled is the epilogue of a convpool tile: BM / 16 times, 16 of
+// the tile's rows are activated, rounded to the storage type and put in
+// shared memory (Cs, the input tile's buffer, free after the k-loop's
+// last barrier), then every thread reduces windows of them in pool()'s
+// order and stores the pooled values.
+template <class TW, class TO, int BM, int TM, bool TC>
+NE_DEV void store_pooled(const GemmArgs& a, const float (&acc)[TM][GEMM_TN], float (&Cs)[GEMM_BK][GEMM_BN + 1],
+                         long long tile, int m0, int pkk, int wpt) {
+	constexpr int WM = BM / 16, WN = 8 / WM, NT = 16 / WN;
+	const TW* __restrict__ bias = (const TW*)a.bias;
+	TO* __restrict__ y = (TO*)a.y;
+	const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
+	const int wid = tid / 32, lane = tid % 32, g = lane / 4, q = lane % 4;
+	const int M = (int)a.M;
+	const long long PHW = a.POH * a.POW;
+	const float scale = 1.0f / (float)(a.PK * a.PK);
+	for (int ch = 0; ch < BM / 16; ++ch) {
+		// Local row r of chunk ch is row r·TM + ch (FMA: each thread's
+		// acc[ch]) or 16·ch + r (TC: the warps of row slab ch).
+		if (!TC) {
+			const int m = m0 + ty * TM + ch;
+			if (m < M) {
+				const float b = ld(bias, m);
+#pragma unroll
+				for (int j = 0; j < GEMM_TN; ++j) {
+					Cs[ty][tx + 16 * j] = rnd(y, activate(acc[ch][j] + b, a.act));
+				}
+			}
+		} else if (wid % WM == ch) {
+#pragma unroll
+			for (int nt = 0; nt < NT; ++nt) {
+#pragma unroll
+				for (int i = 0; i < 4; ++i) {
+					const int r = g + (i >= 2 ? 8 : 0);
+					const int m = m0 + ch * 16 + r;
+					if (m < M) {
+						const int c = (wid / WM) * NT * 8 + nt * 8 + 2 * q + (i & 1);
+						Cs[r][c] = rnd(y, activate(acc[(nt * 4 + i) / GEMM_TN][(nt * 4 + i) % GEMM_TN] + ld(bias, m), a.act));
+					}
+				}
+			}
+		}
+		__syncthreads();
+		for (int e = tid; e < 16 * wpt; e += NE_THREADS) {
+			const int r = e / wpt, w = e - r * wpt;
+			const int m = TC ? m0 + ch * 16 + r : m0 + r * TM + ch;
+			const long long gw = tile * wpt + w;
+			if (m < M && gw < a.cols) {
+				const float* v = &Cs[r][w * pkk];
+				float s = a.pool == 1 ? v[0] : 0.0f;
+				for (int k = 0; k < pkk; ++k) {
+					if (a.pool == 1) {
+						if (v[k] != v[k] || v[k] > s) {
+							s = v[k];
+						}
+					} else {
+						s += v[k];
+					}
+				}
+				if (a.pool != 1) {
+					s *= scale;
+				}
+				const long long img = gw / PHW;
+				st(y, img * (long long)M * PHW + (long long)m * PHW + (gw - img * PHW), s);
+			}
+		}
+		__syncthreads();
+	}
+}
+
+// POOL fuses a max or average pool (stride ≥ window, so that no pixel of
+// the convolution is computed twice) into the store: the columns of a
+// tile are the pixels of BN / (PK·PK) whole pooling windows, one window's
+// PK·PK pixels side by side, and the epilogue writes the pooled output
+// only. Each pixel is activated and rounded to the storage type first, and
+// the window reduced in pool()'s order (ops.cu), so the result is the
+// unfused convolution then pool bit for bit.
+//
 // TC selects the compute of the tile: false, each thread a TM × 8 sub-tile
 // by float32 FMA; true, each warp a 16 × (8·NT) slab by TF32 tensor-core
 // MMA (mma.sync m16n8k8, float32 accumulation), the operands rounded to
 // TF32 as they leave shared memory. Loading the tiles and the store's
 // bias and activation are the same.
-template <class TW, class TI, class TO, int BM, int TM, bool DENSE, bool TC>
+template <class TW, class TI, class TO, int BM, int TM, bool DENSE, bool TC, bool POOL>
 NE_DEV void gemm(const GemmArgs& a) {
 	constexpr int BN = GEMM_BN, BK = GEMM_BK, TN = GEMM_TN;
 	static_assert((BM / TM) * (BN / TN) == NE_THREADS, "one sub-tile per thread");
@@ -60,17 +142,35 @@ NE_DEV void gemm(const GemmArgs& a) {
 	// conv: this thread gathers column bc of every input tile, at rows
 	// bk0, bk0 + 2, …
 	const int bc = tid % BN, bk0 = tid / BN;
+	// POOL: a tile holds wpt windows of pkk pixels; the loop runs over
+	// ncols columns, BN a tile, of which each tile uses wpt · pkk.
+	const int pkk = POOL ? (int)(a.PK * a.PK) : 1, wpt = POOL ? BN / pkk : 1;
+	const long long ncols = POOL ? (a.cols + wpt - 1) / wpt * BN : a.cols;
+	const long long PHW = a.POH * a.POW;
 
-	for (long long col0 = (long long)blockIdx.x * BN; col0 < a.cols; col0 += (long long)gridDim.x * BN) {
+	for (long long col0 = (long long)blockIdx.x * BN; col0 < ncols; col0 += (long long)gridDim.x * BN) {
 		long long pbase = 0, iy0 = 0, ix0 = 0;
 		bool cvalid = false;
 		if (!DENSE) {
 			const long long col = col0 + bc;
-			cvalid = col < a.cols;
-			if (cvalid) {
-				const long long img = col / OHW;
+			long long img = 0, oy = 0, ox = 0;
+			if (POOL) {
+				// Window gw's pixel (ky, kx) of the convolution.
+				const int wi = bc / pkk, ki = bc - wi * pkk;
+				const long long gw = col0 / BN * wpt + wi;
+				cvalid = wi < wpt && gw < a.cols;
+				img = gw / PHW;
+				const long long pp = gw - img * PHW, opy = pp / a.POW, opx = pp - opy * a.POW;
+				oy = opy * a.PS + ki / (int)a.PK;
+				ox = opx * a.PS + ki % (int)a.PK;
+			} else {
+				cvalid = col < a.cols;
+				img = col / OHW;
 				const long long p = col - img * OHW;
-				const long long oy = p / OW, ox = p - oy * OW;
+				oy = p / OW;
+				ox = p - oy * OW;
+			}
+			if (cvalid) {
 				iy0 = oy * S - P;
 				ix0 = ox * S - P;
 				pbase = img * CHW + iy0 * W + ix0;
@@ -184,6 +284,10 @@ NE_DEV void gemm(const GemmArgs& a) {
 					}
 				}
 				__syncthreads();
+			}
+			if (POOL) {
+				store_pooled<TW, TO, BM, TM, TC>(a, acc, Bs, col0 / BN, m0, pkk, wpt);
+				continue;
 			}
 			if (TC) {
 				// Element i of n8-tile nt: row g (+8 for i ≥ 2), column

@@ -14,6 +14,12 @@
 // activations of one image do not fit in POP_SMEM floats keeps the
 // per-layer path.
 //
+// The tile is dynamic shared memory, H_TILE × H_FRAME floats, as large as
+// the launch's sharedMemBytes: up to what the device lets a block opt into
+// (cuFuncSetAttribute MAX_DYNAMIC_SHARED_SIZE_BYTES; 227 KiB on sm_90), so
+// that a genome whose one image needs more than the 48 KiB of a default
+// block still takes this path.
+//
 // The arithmetic is the per-layer kernels' own, operation by operation, so
 // the two paths give the same Stats bit for bit (beyond the sign of a
 // zero): conv2d and dense sum their products in k order by fmaf from 0,
@@ -23,11 +29,6 @@
 // term is reduce_logits' expression, and pop_reduce adds the terms in
 // reduce_logits' order.
 #include "common.cuh"
-
-// POP_SMEM is the shared memory of a block's tile, in floats: 46 KiB of
-// the 48 KiB a block may declare statically (the rest: the kernel's own
-// few variables).
-#define POP_SMEM 11776
 
 // A step is POP_FIELDS 8-byte fields: op, x and y (float offsets in an
 // image's frame), C, H, W, K, S, P, OH, OW, M, w and b (element offsets in
@@ -169,7 +170,7 @@ NE_DEV void pop_step(const long long* s, float* sm, long long nt, long long F, c
 // hold b (the requests' first blocks ascend).
 template <class T>
 NE_DEV void pop_forward(const PopArgs& a) {
-	__shared__ float sm[POP_SMEM];
+	NE_DYN_SHARED(float, sm);
 	long long lo = 0, hi = a.nreq - 1;
 	const long long b = blockIdx.x;
 	while (lo < hi) {

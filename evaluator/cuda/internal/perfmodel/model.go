@@ -74,7 +74,8 @@ func lit(l *sched.Launch, i int) float64 { return float64(l.Args[i].V) }
 func launchWork(name string, l *sched.Launch) (work, error) {
 	switch {
 	case strings.HasPrefix(name, "gemm_"), strings.HasPrefix(name, "gemmtc_"):
-		// x, w, bias, y, cols, M, Kd, C, H, W, K, S, P, OH, OW, act
+		// x, w, bias, y, cols, M, Kd, C, H, W, K, S, P, OH, OW, act, PK, PS,
+		// POH, POW, pool (zero but in …_convpool_…)
 		cols, m, kd := lit(l, 4), lit(l, 5), lit(l, 6)
 		c, h, w, oh, ow := lit(l, 7), lit(l, 8), lit(l, 9), lit(l, 13), lit(l, 14)
 		// gemm_m16_conv_fff, gemmtc_m64_dense_hhf: the tile's rows.
@@ -85,10 +86,19 @@ func launchWork(name string, l *sched.Launch) (work, error) {
 		}
 		rowTiles := math.Ceil(m / bm)
 		imgs := cols / (oh * ow)
+		// The columns computed (pixels of the convolution) and the tiles.
+		pixels, tiles := cols, math.Ceil(cols/sched.GEMMColumns)
+		if strings.Contains(name, "_convpool_") {
+			// …, PK, PS, POH, POW, kind: cols counts the pool's windows,
+			// GEMMColumns / PK² of them a tile.
+			pk, poh, pow := lit(l, 16), lit(l, 18), lit(l, 19)
+			imgs = cols / (poh * pow)
+			pixels, tiles = cols*pk*pk, math.Ceil(cols/math.Floor(sched.GEMMColumns/(pk*pk)))
+		}
 		in := imgs * c * h * w * elem(name, 1)
 		return work{
-			flops:  2 * cols * m * kd,
-			issued: 2 * math.Ceil(cols/sched.GEMMColumns) * sched.GEMMColumns * rowTiles * bm * math.Ceil(kd/16) * 16,
+			flops:  2 * pixels * m * kd,
+			issued: 2 * tiles * sched.GEMMColumns * rowTiles * bm * math.Ceil(kd/16) * 16,
 			bytes:  in*rowTiles + m*(kd+1)*elem(name, 0) + cols*m*elem(name, 2),
 			tensor: strings.HasPrefix(name, "gemmtc_"),
 		}, nil

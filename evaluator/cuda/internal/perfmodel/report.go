@@ -63,7 +63,7 @@ func Evaluate(c Ceilings, res map[string]kernels.Resource, pop *neat.Population,
 			continue // invalid genomes are not evaluated
 		}
 		rep.Valid++
-		pp := sched.BuildPop(g, vram.Float32)
+		pp := sched.BuildPop(g, vram.Float32, sched.PopSmemH200)
 		if popBatch == 0 || prec != sched.FP32 {
 			pp = nil
 		}

@@ -13,12 +13,13 @@ type layout struct {
 
 // builder lists the launches of a forward, step by step.
 type builder struct {
-	g    *neat.Graph
-	dt   vram.DType
-	n    int
-	lay  *layout
-	vals []int64 // arena offset of each step's output
-	out  []Launch
+	g     *neat.Graph
+	dt    vram.DType
+	n     int
+	lay   *layout
+	vals  []int64 // arena offset of each step's output (−1: none, a fused convolution's)
+	fused []int   // FusedPools
+	out   []Launch
 }
 
 // The activation codes of the kernels (kernels.Act's numbering).
@@ -100,6 +101,9 @@ func (b *builder) step(i int, merged int64, last bool) {
 		ot = elemF
 	}
 	y := at(Arena, b.vals[i])
+	if j := b.fused[i]; j >= 0 {
+		y = at(Arena, b.vals[j])
+	}
 	io := string([]byte{it, ot})
 	switch s.Node.Op {
 	case neat.OpConv2D, neat.OpDense:
@@ -122,7 +126,9 @@ func (b *builder) step(i int, merged int64, last bool) {
 // gemm lists a conv2d or dense step: one launch of the implicit-GEMM
 // kernel, Y[img, m, pixel] = act(bias[m] + Σ_k W[m, k] · X[k, (img, pixel)]),
 // with k running over (channel, kernel row, kernel column). A dense node is
-// a 1×1 convolution of a 1×1 image with C = its input size.
+// a 1×1 convolution of a 1×1 image with C = its input size. A convolution
+// with a fused pool (…_convpool_…) writes the pool's output to y: its
+// columns are the pool's windows, GEMMColumns / (window²) a block.
 func (b *builder) gemm(i int, x Arg, it byte, y Arg, ot byte) {
 	s := &b.g.Steps[i]
 	n := int64(b.n)
@@ -139,6 +145,22 @@ func (b *builder) gemm(i int, x Arg, it byte, y Arg, ot byte) {
 	}
 	m := int64(s.Out.C)
 	cols := n * oh * ow
+	tiles := ceilDiv(cols, GEMMColumns)
+	var pool [5]Arg // window, stride, output height and width, kind (1 max, 2 average)
+	for k := range pool {
+		pool[k] = lit(0)
+	}
+	if j := b.fused[i]; j >= 0 {
+		p := &b.g.Steps[j]
+		kind = "convpool"
+		pk := int64(p.Node.Kernel)
+		pool = [5]Arg{lit(pk), lit(int64(p.Node.Stride)), lit(int64(p.Out.H)), lit(int64(p.Out.W)), lit(1)}
+		if p.Node.Op == neat.OpAvgPool2D {
+			pool[4] = lit(2)
+		}
+		cols = n * int64(p.Out.H) * int64(p.Out.W)
+		tiles = ceilDiv(cols, GEMMColumns/(pk*pk))
+	}
 	cfg, bm := gemmConfig(int(m))
 	wt := elemChar(b.dt)
 	prefix := "gemm_"
@@ -147,11 +169,11 @@ func (b *builder) gemm(i int, x Arg, it byte, y Arg, ot byte) {
 	}
 	name := prefix + cfg + "_" + kind + "_" + string([]byte{wt, it, ot})
 	// The kernel walks the tiles beyond the grid itself.
-	grid := [2]uint32{uint32(min(ceilDiv(cols, GEMMColumns), maxGridX)), uint32(min(ceilDiv(m, int64(bm)), maxGridY))}
+	grid := [2]uint32{uint32(min(tiles, maxGridX)), uint32(min(ceilDiv(m, int64(bm)), maxGridY))}
 	eb := int64(b.dt.Size())
 	b.add(name, grid, x, at(Weights, b.lay.wOff[i]*eb), at(Weights, b.lay.bOff[i]*eb), y,
 		lit(cols), lit(m), lit(c*k*k), lit(c), lit(h), lit(w), lit(k), lit(stride), lit(pad), lit(oh), lit(ow),
-		lit(actCode[s.Node.Activation]))
+		lit(actCode[s.Node.Activation]), pool[0], pool[1], pool[2], pool[3], pool[4])
 }
 
 // reduce lists the reduction of the logits at off against the labels into

@@ -11,7 +11,7 @@ type Kernel uint16
 
 // Kernels lists the name of every kernel the schedules use, in Kernel
 // order: the products gemm_… (float32 FMA) and gemmtc_… (TF32 tensor
-// cores), the pools, merges and the reduction, and the population kernels
+// cores), with a fused pool …_convpool_…, the pools, merges and the reduction, and the population kernels
 // (pop_…). Each is an entry point of evaluator/cuda/kernels/neateval.ptx;
 // a test checks the two agree.
 var Kernels []string
@@ -37,6 +37,10 @@ var gemmConfigs = []struct {
 // (a merged input is float32) and output (the logits are float32).
 var gemmTypes = []string{"fff", "hhh", "hhf", "hfh", "hff"}
 
+// poolTypes are the types of the convolutions with a fused pool
+// (…_convpool_…): those of gemmTypes whose output is not the logits.
+var poolTypes = []string{"fff", "hhh", "hfh"}
+
 func init() {
 	add := func(name string) {
 		kernelIndex[name] = Kernel(len(Kernels))
@@ -48,6 +52,9 @@ func init() {
 				for _, t := range gemmTypes {
 					add(fmt.Sprintf("%s_%s_%s_%s", prefix, c.name, kind, t))
 				}
+			}
+			for _, t := range poolTypes {
+				add(fmt.Sprintf("%s_%s_convpool_%s", prefix, c.name, t))
 			}
 		}
 	}

@@ -11,8 +11,15 @@ import (
 // per-image records into its slice's stats. The constants below are
 // pop.cu's.
 const (
-	// PopSmem is the floats of shared memory a block keeps its tile in.
+	// PopSmem is the floats of shared memory (46 KiB) that set a block's
+	// tile: PopSmem / frame images, at least one. A genome whose one
+	// image's frame is larger takes one image a block, up to what the
+	// device lets a block have (BuildPop's smem): blocks stay small where
+	// they can, so that several share a multiprocessor.
 	PopSmem = 11776
+	// PopSmemH200 is the floats of dynamic shared memory a block may opt
+	// into on an H200 (sm_90: 227 KiB), the performance model's device.
+	PopSmemH200 = 227 << 10 / 4
 	// PopFields is the 8-byte fields of one step of the table.
 	PopFields = 16
 	// PopHdr is the 8-byte fields of one request's header.
@@ -83,8 +90,9 @@ type PopProgram struct {
 
 // BuildPop makes g's table for the population kernels, with values stored
 // as dt between steps. It returns nil when one image's frame does not fit
-// in a block's shared memory: such a genome keeps the per-layer path.
-func BuildPop(g *neat.Graph, dt vram.DType) *PopProgram {
+// in smem floats, a block's dynamic shared memory: such a genome keeps the
+// per-layer path.
+func BuildPop(g *neat.Graph, dt vram.DType, smem int64) *PopProgram {
 	if checkRange(g) != nil {
 		return nil
 	}
@@ -122,10 +130,10 @@ func BuildPop(g *neat.Graph, dt vram.DType) *PopProgram {
 		out[i] = add(int64(s.Out.Size()), int64(i), dies[i])
 	}
 	frame := plan(rs)
-	if frame > PopSmem {
+	if frame > smem {
 		return nil
 	}
-	p := &PopProgram{Frame: frame, Tile: min(PopSmem/frame, PopMaxTile), InSize: int64(g.Input.Size()),
+	p := &PopProgram{Frame: frame, Tile: max(1, min(min(PopSmem, smem)/frame, PopMaxTile)), InSize: int64(g.Input.Size()),
 		InOff: rs[input].off, Logits: rs[out[last]].off, Classes: int64(g.NumClasses), Kernel: kernel("pop_forward_f")}
 	if dt == vram.BFloat16 {
 		p.Kernel = kernel("pop_forward_h")
@@ -202,6 +210,12 @@ func (p *PopProgram) merges(s *neat.Step, off func(int) int64, dst int64) {
 		p.Steps = append(p.Steps, f[:]...)
 	}
 }
+
+// PopForwardKernels are the kernels pop_forward_f and pop_forward_h.
+func PopForwardKernels() []Kernel { return []Kernel{kernel("pop_forward_f"), kernel("pop_forward_h")} }
+
+// Shared is the bytes of dynamic shared memory a block of p's tiles needs.
+func (p *PopProgram) Shared() int64 { return p.Tile * p.Frame * 4 }
 
 // PopReduce is the kernel pop_reduce.
 func PopReduce() Kernel { return kernel("pop_reduce") }

@@ -29,7 +29,7 @@ type Arg struct {
 }
 
 // MaxArgs is the most arguments a kernel takes.
-const MaxArgs = 16
+const MaxArgs = 24
 
 // Launch is one kernel launch of a forward: 256 threads a block.
 type Launch struct {
@@ -100,10 +100,15 @@ func WeightLayout(g *neat.Graph) (wOff, bOff []int64, total int64) {
 // forward's arena for b images, each rounded as vram's allocator rounds.
 // It is exact: Load and Forward allocate these two blocks and nothing else.
 func Footprint(g *neat.Graph, dt vram.DType, b int, cached bool) (model, act int64) {
+	return FootprintWith(g, dt, b, cached, Options{})
+}
+
+// FootprintWith is Footprint of the forwards BuildWith schedules with o.
+func FootprintWith(g *neat.Graph, dt vram.DType, b int, cached bool, o Options) (model, act int64) {
 	if g.Params > 0 {
 		model = vram.RoundSize(g.Params * int64(dt.Size()))
 	}
-	p, err := build(g, dt, max(b, 1), cached, nil)
+	p, err := build(g, dt, max(b, 1), cached, o.Unfused, nil)
 	if err != nil {
 		// Build refuses only shapes beyond the kernels' index range, far
 		// beyond any device's memory: say so by a size no device has.
@@ -125,20 +130,34 @@ const (
 	TF32
 )
 
+// Options are how a forward is scheduled: the products' precision, and
+// whether pools are fused into the convolutions before them (Unfused: no,
+// every pool its own launch from a full-resolution activation). The
+// arena depends on Unfused, not on Precision.
+type Options struct {
+	Precision Precision
+	Unfused   bool
+}
+
 // Build schedules a forward of n images of g stored as dt, in float32
-// arithmetic. wOff and bOff are WeightLayout's.
+// arithmetic, pools fused. wOff and bOff are WeightLayout's.
 func Build(g *neat.Graph, dt vram.DType, n int, cached bool) (*Program, error) {
-	return BuildPrecision(g, dt, n, cached, FP32)
+	return BuildWith(g, dt, n, cached, Options{})
 }
 
 // BuildPrecision is Build with the products computed in precision p. The
 // arena is the same.
 func BuildPrecision(g *neat.Graph, dt vram.DType, n int, cached bool, p Precision) (*Program, error) {
+	return BuildWith(g, dt, n, cached, Options{Precision: p})
+}
+
+// BuildWith is Build with the options o.
+func BuildWith(g *neat.Graph, dt vram.DType, n int, cached bool, o Options) (*Program, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("sched: genome %d: forward of %d images", g.GenomeID, n)
 	}
 	wOff, bOff, _ := WeightLayout(g)
-	return build(g, dt, n, cached, &layout{wOff, bOff, p})
+	return build(g, dt, n, cached, o.Unfused, &layout{wOff, bOff, o.Precision})
 }
 
 // build lays out the arena and, when lay is not nil, lists the launches.
@@ -148,8 +167,9 @@ func BuildPrecision(g *neat.Graph, dt vram.DType, n int, cached bool, p Precisio
 // to the step that releases it, the logits to the end): the graph's
 // liveness schedule, as the CPU backend allocates it. Offsets are planned
 // knowing every lifetime (plan), so the arena stays near the peak of the
-// live bytes.
-func build(g *neat.Graph, dt vram.DType, n int, cached bool, lay *layout) (*Program, error) {
+// live bytes. A convolution with a fused pool (FusedPools) has no output
+// of its own: the pool's output is live from the convolution on.
+func build(g *neat.Graph, dt vram.DType, n int, cached, unfused bool, lay *layout) (*Program, error) {
 	if err := checkRange(g); err != nil {
 		return nil, err
 	}
@@ -179,19 +199,39 @@ func build(g *neat.Graph, dt vram.DType, n int, cached bool, lay *layout) (*Prog
 		}
 	}
 	dies[last] = steps
+	fused := make([]int, len(g.Steps))
+	if !unfused {
+		fused = FusedPools(g)
+	} else {
+		for i := range fused {
+			fused[i] = -1
+		}
+	}
+	from := make([]int64, len(g.Steps))
+	for i := range g.Steps {
+		from[i] = int64(i)
+	}
+	for i, j := range fused {
+		if j >= 0 {
+			from[j] = int64(i)
+		}
+	}
 	merged := make([]int, len(g.Steps))
 	out := make([]int, len(g.Steps))
 	for i := range g.Steps {
 		s := &g.Steps[i]
-		merged[i] = -1
+		merged[i], out[i] = -1, -1
 		if len(s.Inputs) > 1 {
 			merged[i] = add(nn*int64(s.In.Size())*4, int64(i), int64(i))
+		}
+		if fused[i] >= 0 {
+			continue
 		}
 		outElem := elem
 		if i == last {
 			outElem = 4 // the logits are float32
 		}
-		out[i] = add(nn*int64(s.Out.Size())*outElem, int64(i), dies[i])
+		out[i] = add(nn*int64(s.Out.Size())*outElem, from[i], dies[i])
 	}
 	p.ArenaBytes = plan(rs)
 	p.StatsOff = rs[stats].off
@@ -203,10 +243,16 @@ func build(g *neat.Graph, dt vram.DType, n int, cached bool, lay *layout) (*Prog
 	}
 	vals := make([]int64, len(g.Steps))
 	for i := range g.Steps {
-		vals[i] = rs[out[i]].off
+		vals[i] = -1
+		if out[i] >= 0 {
+			vals[i] = rs[out[i]].off
+		}
 	}
-	bld := &builder{g: g, dt: dt, n: n, lay: lay, vals: vals}
+	bld := &builder{g: g, dt: dt, n: n, lay: lay, vals: vals, fused: fused}
 	for i := range g.Steps {
+		if from[i] != int64(i) {
+			continue // a pool computed by its convolution
+		}
 		m := int64(-1)
 		if merged[i] >= 0 {
 			m = rs[merged[i]].off
@@ -216,6 +262,43 @@ func build(g *neat.Graph, dt vram.DType, n int, cached bool, lay *layout) (*Prog
 	bld.reduce(vals[last], p)
 	p.Launches = bld.out
 	return p, nil
+}
+
+// FusedPools says, per step, which pool is fused into it: the step index
+// of the pool for a conv2d whose one consumer is a max or average pool,
+// −1 for every other step. Fused are the pools that read only that
+// convolution, are not the output, and whose windows neither overlap
+// (stride ≥ window: no pixel of the convolution is computed twice) nor
+// exceed a tile's GEMMColumns pixels.
+func FusedPools(g *neat.Graph) []int {
+	last := len(g.Steps) - 1
+	uses := make([]int, len(g.Steps))
+	user := make([]int, len(g.Steps))
+	for j := range g.Steps {
+		for _, k := range g.Steps[j].Inputs {
+			if k >= 0 {
+				uses[k]++
+				user[k] = j
+			}
+		}
+	}
+	fused := make([]int, len(g.Steps))
+	for i := range g.Steps {
+		fused[i] = -1
+		if g.Steps[i].Node.Op != neat.OpConv2D || i == last || uses[i] != 1 {
+			continue
+		}
+		j := user[i]
+		p := &g.Steps[j]
+		if (p.Node.Op != neat.OpMaxPool2D && p.Node.Op != neat.OpAvgPool2D) || j == last || len(p.Inputs) != 1 {
+			continue
+		}
+		if k := p.Node.Kernel; k < 1 || p.Node.Stride < k || k*k > GEMMColumns {
+			continue
+		}
+		fused[i] = j
+	}
+	return fused
 }
 
 // kernelMax bounds what the kernels count with 32-bit integers: the output

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"testing"
 
 	"github.com/neateval/neateval/evaluator/cuda/kernels"
@@ -60,17 +61,18 @@ func TestArenaAgainstLiveness(t *testing.T) {
 		for _, g := range graphs(t, 5, 40, in) {
 			for _, dt := range []vram.DType{vram.Float32, vram.BFloat16} {
 				for _, b := range []int{1, 13, 256} {
-					for _, cached := range []bool{true, false} {
-						p, err := Build(g, dt, b, cached)
+					for _, o := range []struct{ cached, unfused bool }{{true, false}, {false, false}, {true, true}} {
+						cached, opt := o.cached, Options{Unfused: o.unfused}
+						p, err := BuildWith(g, dt, b, cached, opt)
 						if err != nil {
 							t.Fatal(err)
 						}
-						low := livePeak(g, dt, b, cached)
+						low := livePeak(g, dt, b, cached, opt)
 						if p.ArenaBytes < low {
-							t.Errorf("genome %d %v b=%d cached=%v: arena %d below the liveness peak %d", g.GenomeID, dt, b, cached, p.ArenaBytes, low)
+							t.Errorf("genome %d %v b=%d %+v: arena %d below the liveness peak %d", g.GenomeID, dt, b, o, p.ArenaBytes, low)
 						}
 						worst = max(worst, float64(p.ArenaBytes)/float64(low))
-						_, act := Footprint(g, dt, b, cached)
+						_, act := FootprintWith(g, dt, b, cached, opt)
 						if act != vram.RoundSize(p.ArenaBytes) {
 							t.Errorf("Footprint %d, arena %d", act, p.ArenaBytes)
 						}
@@ -85,11 +87,69 @@ func TestArenaAgainstLiveness(t *testing.T) {
 	}
 }
 
+// TestFusedPools checks which pools the schedules fuse: some of the
+// random genomes' (their pools have strides below, at and above the
+// window), each fused pool launching nothing of its own, and none with
+// Options.Unfused.
+func TestFusedPools(t *testing.T) {
+	var fusedN, pools int
+	for _, g := range graphs(t, 5, 40, neat.Input{Channels: 1, Height: 28, Width: 28}) {
+		fused := FusedPools(g)
+		for i, j := range fused {
+			if j < 0 {
+				continue
+			}
+			p := &g.Steps[j]
+			if g.Steps[i].Node.Op != neat.OpConv2D || p.Inputs[0] != i || p.Node.Stride < p.Node.Kernel {
+				t.Errorf("genome %d: step %d fused into step %d (%s %d/%d)", g.GenomeID, j, i, p.Node.Op, p.Node.Kernel, p.Node.Stride)
+			}
+		}
+		count := func(o Options) (convpool, pool int) {
+			p, err := BuildWith(g, vram.Float32, 5, true, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range p.Launches {
+				switch name := Kernels[l.Kernel]; {
+				case regexp.MustCompile(`_convpool_`).MatchString(name):
+					convpool++
+				case regexp.MustCompile(`^pool_`).MatchString(name):
+					pool++
+				}
+			}
+			return convpool, pool
+		}
+		n := 0
+		for _, j := range fused {
+			if j >= 0 {
+				n++
+			}
+		}
+		cp, p := count(Options{})
+		ucp, up := count(Options{Unfused: true})
+		if cp != n || ucp != 0 || up != p+n {
+			t.Errorf("genome %d: %d fused pools; %d convpool and %d pool launches, unfused %d and %d", g.GenomeID, n, cp, p, ucp, up)
+		}
+		fusedN += n
+		pools += up
+	}
+	t.Logf("%d of %d pools fused", fusedN, pools)
+	if fusedN == 0 || fusedN == pools {
+		t.Errorf("%d of %d pools fused: want some, not all", fusedN, pools)
+	}
+}
+
 // livePeak replays the liveness schedule and returns the largest sum of
-// live bytes: what any placement of the arena must hold at once.
-func livePeak(g *neat.Graph, dt vram.DType, b int, cached bool) int64 {
+// live bytes: what any placement of the arena must hold at once. A
+// convolution with a fused pool holds nothing; the pool's output is live
+// from the convolution on.
+func livePeak(g *neat.Graph, dt vram.DType, b int, cached bool, o Options) int64 {
 	elem, n := int64(dt.Size()), int64(b)
+	fused := FusedPools(g)
 	size := func(i int) int64 {
+		if !o.Unfused && fused[i] >= 0 {
+			return 0
+		}
 		e := elem
 		if i == len(g.Steps)-1 {
 			e = 4
@@ -107,7 +167,15 @@ func livePeak(g *neat.Graph, dt vram.DType, b int, cached bool) int64 {
 		if len(s.Inputs) > 1 {
 			ws = alignUp(n * int64(s.In.Size()) * 4)
 		}
-		live += size(i)
+		add := size(i)
+		if !o.Unfused {
+			if j := fused[i]; j >= 0 {
+				add = size(j) // the pool's output, from the convolution on
+			} else if slices.Contains(fused, i) {
+				add = 0 // counted at its convolution
+			}
+		}
+		live += add
 		peak = max(peak, live+ws)
 		for _, r := range s.Release {
 			live -= size(r)
@@ -204,6 +272,33 @@ func ExampleBuild() {
 	// arena 12560384
 }
 
+// TestPopSharedLimit counts the small preset's genomes at 28×28 whose
+// frame fits a block: more with an H200's 227 KiB of dynamic shared
+// memory than with the 46 KiB of a default block, none beyond the limit
+// given, and a genome's tile no larger than its frame needs beyond 46 KiB.
+func TestPopSharedLimit(t *testing.T) {
+	gs := graphs(t, 7, 64, neat.Input{Channels: 1, Height: 28, Width: 28})
+	fit := func(smem int64) int {
+		n := 0
+		for _, g := range gs {
+			p := BuildPop(g, vram.Float32, smem)
+			if p == nil {
+				continue
+			}
+			if p.Frame > smem || p.Shared() > 4*max(min(PopSmem, smem), p.Frame) {
+				t.Errorf("genome %d at %d floats: tile %d of frame %d", g.GenomeID, smem, p.Tile, p.Frame)
+			}
+			n++
+		}
+		return n
+	}
+	small, h200 := fit(PopSmem), fit(PopSmemH200)
+	t.Logf("of %d genomes, %d fit in 46 KiB, %d in 227 KiB", len(gs), small, h200)
+	if h200 <= small || fit(1024) > small {
+		t.Errorf("%d genomes fit in 46 KiB, %d in 227 KiB, %d in 4 KiB", small, h200, fit(1024))
+	}
+}
+
 // TestBuildPop checks the population tables of random genomes: every
 // step reads and writes inside one image's frame, a tile fits in the
 // block's shared memory, and a launch of several forwards needs no more
@@ -215,11 +310,11 @@ func TestBuildPop(t *testing.T) {
 	var ns []int
 	var arenas int64
 	for i, g := range gs {
-		p := BuildPop(g, vram.Float32)
+		p := BuildPop(g, vram.Float32, PopSmemH200)
 		if p == nil {
 			continue
 		}
-		if p.Tile < 1 || p.Tile*p.Frame > PopSmem || p.Logits+int64(g.NumClasses) > p.Frame || p.InOff+p.InSize > p.Frame {
+		if p.Tile < 1 || p.Shared() > 4*max(PopSmem, p.Frame) || p.Frame > PopSmemH200 || p.Logits+int64(g.NumClasses) > p.Frame || p.InOff+p.InSize > p.Frame {
 			t.Errorf("genome %d: tile %d of frame %d, logits at %d, image at %d", g.GenomeID, p.Tile, p.Frame, p.Logits, p.InOff)
 		}
 		for s := 0; s < p.NSteps(); s++ {
