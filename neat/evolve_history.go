@@ -45,7 +45,7 @@ func historyLines(w io.Writer, hs []GenStats) error {
 // history, written atomically (all).
 func (e *Evolution) historyToSave(dir string) (lines []byte, all bool, err error) {
 	from := e.histSaved
-	if e.histLost.Swap(false) || e.histDir != dir || from > len(e.history) {
+	if e.histLost.Swap(false) || e.histDir != dir {
 		from, all = 0, true
 	}
 	var buf bytes.Buffer
