@@ -17,9 +17,13 @@ import (
 // samples' fitness ranks (summing to zero):
 //
 //	step = Σ uₖ (xₖ − μ)                       (the mean's natural gradient, times σ)
-//	v'   = ESMomentum × v + ESRate × step       (v = 0 without momentum)
+//	v'   = ESMomentum × v + a(t) × ESRate × step  (v = 0 without momentum)
 //	μ'   = μ + v'
 //	σ'   = σ ⊙ exp(η_σ/2 × Σ uₖ (εₖ² − 1))       (per parameter)
+//
+// where the samples were xₖ = μ ± s(t) σ⊙εₖ, and a(t) and s(t) are 1, or
+// with ESAnneal > 0 fall along half a cosine to ESRateFinal and
+// ESSigmaFinal over the first ESAnneal generations (esAnneal).
 //
 // with η_σ = ESSigmaRate × (3 + ln d)/(5 √d) for d σ's, SNES's rate. σ
 // starts at WeightPower × the He scale of each tensor's node and, with
@@ -182,6 +186,7 @@ func (e *Evolution) esStep(centre *Genome, st *esState, fam []int, id int64) (*G
 func (e *Evolution) esMove(base, sig, vel []float32, fam []int, u []float64, nid, ti int, etaSigma float64) (nsig, nvel []float32) {
 	step := make([]float64, len(base))
 	gsig := make([]float64, len(base))
+	drawn := e.sigmaScale(e.gen - 1) // the samples were drawn a generation ago
 	for k, i := range fam {
 		q := e.pop[i].Params[nid]
 		if q == nil {
@@ -194,7 +199,7 @@ func (e *Evolution) esMove(base, sig, vel []float32, fam []int, u []float64, nid
 		for j, v := range st.Data {
 			d := float64(v - base[j])
 			step[j] += u[k] * d
-			if s := float64(sig[j]); s > 0 {
+			if s := float64(sig[j]) * drawn; s > 0 {
 				eps := d / s
 				gsig[j] += u[k] * (eps*eps - 1)
 			}
@@ -214,8 +219,9 @@ func (e *Evolution) esMove(base, sig, vel []float32, fam []int, u []float64, nid
 			gsig[j] = mean
 		}
 	}
+	rate := e.cfg.ESRate * esAnneal(e.gen, e.cfg.ESAnneal, e.cfg.ESRateFinal)
 	for j := range base {
-		mv := e.cfg.ESRate * step[j]
+		mv := rate * step[j]
 		if nvel != nil {
 			if vel != nil {
 				mv += e.cfg.ESMomentum * float64(vel[j])
@@ -226,6 +232,23 @@ func (e *Evolution) esMove(base, sig, vel []float32, fam []int, u []float64, nid
 		nsig[j] = float32(float64(sig[j]) * math.Exp(etaSigma/2*gsig[j]))
 	}
 	return nsig, nvel
+}
+
+// esAnneal is the share a(t) or s(t) of its start a schedule is at in
+// generation gen: 1 without a schedule (over = 0), falling along half a
+// cosine to final at generation over and staying there.
+func esAnneal(gen, over int, final float64) float64 {
+	if over <= 0 {
+		return 1
+	}
+	t := min(float64(max(gen, 0))/float64(over), 1)
+	return final + (1-final)*(1+math.Cos(math.Pi*t))/2
+}
+
+// sigmaScale is s(gen): the share of σ the samples drawn in generation
+// gen are drawn with.
+func (e *Evolution) sigmaScale(gen int) float64 {
+	return esAnneal(gen, e.cfg.ESAnneal, e.cfg.ESSigmaFinal)
 }
 
 // snesSigmaRate is SNES's default learning rate of σ for d dimensions,
@@ -278,9 +301,9 @@ func (e *Evolution) esSamples(centre *Genome, sig esTensors, n int, pop []*Genom
 			b = centre.Clone(e.nextGenome)
 			e.nextGenome++
 		}
-		spread := 1.0
+		spread := e.sigmaScale(e.gen)
 		if e.cfg.WeightPowerSpread > 0 {
-			spread = math.Exp(e.cfg.WeightPowerSpread * e.r.NormFloat64())
+			spread *= math.Exp(e.cfg.WeightPowerSpread * e.r.NormFloat64())
 		}
 		for _, n := range a.Nodes {
 			p := a.Params[n.ID]
@@ -316,8 +339,9 @@ func (e *Evolution) esSamples(centre *Genome, sig esTensors, n int, pop []*Genom
 }
 
 // esSigmaMean is the mean over the centres' parameters of σ in units of
-// each node's He scale (NaN without centres): the step size the
-// generation's samples were drawn with, as weight_mutate_power states it.
+// each node's He scale, times the schedule's s(t) (NaN without centres):
+// the step size the generation's samples were drawn with, as
+// weight_mutate_power states it.
 func (e *Evolution) esSigmaMean() float64 {
 	var sum float64
 	n := 0
@@ -349,7 +373,7 @@ func (e *Evolution) esSigmaMean() float64 {
 	if n == 0 {
 		return math.NaN()
 	}
-	return sum / float64(n)
+	return sum / float64(n) * e.sigmaScale(e.gen-1)
 }
 
 // Centres are the genomes of the current generation that the evolution

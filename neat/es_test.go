@@ -109,3 +109,46 @@ func TestESSigmaPerTensor(t *testing.T) {
 		}
 	}
 }
+
+// TestESAnneal: the schedule starts at 1, is halfway at half its length,
+// reaches its final share at the end and stays there; without one it is 1.
+func TestESAnneal(t *testing.T) {
+	for _, c := range []struct {
+		gen, over int
+		final     float64
+		want      float64
+	}{
+		{0, 100, 0.1, 1}, {50, 100, 0.1, 0.55}, {100, 100, 0.1, 0.1}, {500, 100, 0.1, 0.1},
+		{-1, 100, 0.1, 1}, {7, 0, 0.1, 1},
+	} {
+		if got := esAnneal(c.gen, c.over, c.final); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("esAnneal(%d, %d, %v) = %v, want %v", c.gen, c.over, c.final, got, c.want)
+		}
+	}
+}
+
+// TestESStepAnnealed: at the end of the schedule the centre moves by
+// ESRateFinal of the step, and σ's update measures the samples against
+// the σ they were drawn with, s(t)σ.
+func TestESStepAnnealed(t *testing.T) {
+	centre := &Genome{ID: 1, Params: map[int]*Params{5: {Weight: &Tensor{Shape: []int{1, 1}, Data: []float32{0}}}}}
+	sample := func(id int64, w float32) *Genome {
+		g := centre.Clone(id)
+		g.Params[5].Weight.Data[0] = w
+		return g
+	}
+	cfg := EvolveConfig{ESRate: 1, ESSigmaRate: 1, ESAnneal: 10, ESRateFinal: 0.25, ESSigmaFinal: 0.5}
+	pop := []*Genome{centre, sample(2, 2), sample(3, -2), sample(4, 0.5), sample(5, -0.5)}
+	e := &Evolution{cfg: cfg, gen: 20, pop: pop, fitness: []float64{0, 0.9, 0.8, 0.2, 0.1}}
+	st := &esState{Sigma: esTensors{5: {{2}, nil}}} // drawn with s(t)σ = 1
+	g, next := e.esStep(centre, st, []int{1, 2, 3, 4}, 9)
+	u := esUtilities(4)
+	if got, want := g.Params[5].Weight.Data[0], float32(0.25*(u[0]*2+u[1]*-2+u[2]*0.5+u[3]*-0.5)); got != want {
+		t.Errorf("centre moved to %v, want %v", got, want)
+	}
+	gsig := (u[0]+u[1])*(2*2-1) + (u[2]+u[3])*(0.5*0.5-1) // ε = d / (s(t)σ)
+	want := float32(2 * math.Exp(snesSigmaRate(centre, false)/2*gsig))
+	if sig := next.Sigma[5][0][0]; math.Abs(float64(sig-want)) > 1e-6 {
+		t.Errorf("σ 2 became %v, want %v", sig, want)
+	}
+}

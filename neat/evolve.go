@@ -40,6 +40,10 @@ type GenStats struct {
 	// centres' parameters, in units of each node's He scale, that the
 	// generation's samples were drawn with (NaN without samples).
 	ESSigma float64
+	// ESRate is the learning rate of the strategy's centre in this
+	// generation's step, ESRate × its schedule's share (EvolveConfig.ESAnneal;
+	// NaN without samples).
+	ESRate float64
 }
 
 // Evolution is a NEAT run over CNN genomes. Each Step evaluates the
@@ -245,7 +249,10 @@ func (e *Evolution) stats(evaluated int) GenStats {
 	champ := e.champion()
 	g := e.pop[champ]
 	st.Best, st.BestGenome, st.BestNodes = e.fitness[champ], g.ID, len(g.Nodes)
-	st.ESSigma = e.esSigmaMean()
+	st.ESSigma, st.ESRate = e.esSigmaMean(), math.NaN()
+	if !math.IsNaN(st.ESSigma) {
+		st.ESRate = e.cfg.ESRate * esAnneal(e.gen, e.cfg.ESAnneal, e.cfg.ESRateFinal)
+	}
 	if gr, err := InferShapes(g, e.in, e.nc); err == nil {
 		st.BestParams, st.BestFLOPs = gr.Params, gr.FLOPs
 	}

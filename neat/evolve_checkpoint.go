@@ -98,6 +98,7 @@ type genStatsJSON struct {
 	Species    int      `json:"species"`
 	Threshold  float64  `json:"threshold"`
 	ESSigma    *float64 `json:"es_sigma,omitempty"`
+	ESRate     *float64 `json:"es_rate,omitempty"`
 }
 
 func fptr(f float64) *float64 {
@@ -269,7 +270,7 @@ func LoadCheckpoint(dir string) (*Evolution, string, error) {
 		}
 		return nil, "", fmt.Errorf("%s: %w", path, err)
 	}
-	var st checkpointJSON
+	st := checkpointJSON{Config: DefaultEvolveConfig()} // keys a checkpoint predates keep their defaults
 	if err := json.Unmarshal(data, &st); err != nil {
 		return nil, "", fmt.Errorf("%s: %w", path, err)
 	}

@@ -115,6 +115,21 @@ type EvolveConfig struct {
 	// one (heavy-ball momentum), averaging the noisy steps of few samples
 	// over generations; 0: none.
 	ESMomentum float64 `toml:"es_momentum"`
+	// ESAnneal, when > 0, is the generations over which the strategy's
+	// step falls, along half a cosine, from ESRate to ESRateFinal × ESRate
+	// and its sampling σ from its adapted value to ESSigmaFinal times it;
+	// later generations keep the final values. A noisy step of fixed size
+	// leaves the centre jittering around the optimum at a distance that
+	// grows with the step: the schedule lets a long run settle. It counts
+	// generations from the run's start, so a resumed run that raises
+	// generations keeps it. 0: no schedule.
+	ESAnneal int `toml:"es_anneal"`
+	// ESRateFinal is the share of ESRate the centre's step ends at (with
+	// ESAnneal > 0), in (0, 1].
+	ESRateFinal float64 `toml:"es_rate_final"`
+	// ESSigmaFinal is the share of the adapted σ the samples end drawn
+	// with (with ESAnneal > 0), in (0, 1].
+	ESSigmaFinal float64 `toml:"es_sigma_final"`
 	// CrossoverBlend makes crossover average the matching weights of the
 	// two parents (intermediate recombination) instead of taking each from
 	// either parent: the parents' independent mutations partly cancel, so
@@ -192,6 +207,8 @@ func DefaultEvolveConfig() EvolveConfig {
 		ESSigmaRate:       1,
 		ESSigmaScope:      ESSigmaPerTensor,
 		ESRate:            1,
+		ESRateFinal:       1,
+		ESSigmaFinal:      1,
 		RescoreElites:     true,
 		CrossoverRate:     0.8,
 		Kernels:           []int{1, 3, 5},
@@ -275,6 +292,9 @@ func (c *EvolveConfig) rules() []rule {
 			fmt.Sprintf("must be %q or %q", ESSigmaPerTensor, ESSigmaPerParameter)},
 		rule{c.ESMomentum >= 0 && c.ESMomentum < 1, "es_momentum", c.ESMomentum, "must be in [0, 1)"},
 		rule{c.ESRate > 0 && c.ESRate <= 10, "es_rate", c.ESRate, "must be in (0, 10]"},
+		rule{c.ESAnneal >= 0, "es_anneal", c.ESAnneal, "must be ≥ 0 (0 = no schedule)"},
+		rule{c.ESRateFinal > 0 && c.ESRateFinal <= 1, "es_rate_final", c.ESRateFinal, "must be in (0, 1]"},
+		rule{c.ESSigmaFinal > 0 && c.ESSigmaFinal <= 1, "es_sigma_final", c.ESSigmaFinal, "must be in (0, 1]"},
 		rule{c.WeightPowerSpread >= 0 && c.WeightPowerSpread <= 5, "weight_power_spread", c.WeightPowerSpread, "must be in 0 … 5"},
 		rule{len(c.Kernels) > 0, "kernels", c.Kernels, "must list at least one kernel size"})
 	for i, k := range c.Kernels {

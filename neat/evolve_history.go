@@ -15,7 +15,7 @@ func (h GenStats) json() genStatsJSON {
 	return genStatsJSON{
 		Generation: h.Generation, Best: fptr(h.Best), Mean: fptr(h.Mean), BestGenome: h.BestGenome,
 		BestParams: h.BestParams, BestFLOPs: h.BestFLOPs, BestNodes: h.BestNodes,
-		Evaluated: h.Evaluated, Failed: h.Failed, Species: h.Species, Threshold: h.Threshold, ESSigma: fptr(h.ESSigma),
+		Evaluated: h.Evaluated, Failed: h.Failed, Species: h.Species, Threshold: h.Threshold, ESSigma: fptr(h.ESSigma), ESRate: fptr(h.ESRate),
 	}
 }
 
@@ -24,6 +24,7 @@ func (h genStatsJSON) stats() GenStats {
 		Generation: h.Generation, Best: fval(h.Best, math.NaN()), Mean: fval(h.Mean, math.NaN()),
 		BestGenome: h.BestGenome, BestParams: h.BestParams, BestFLOPs: h.BestFLOPs, BestNodes: h.BestNodes,
 		Evaluated: h.Evaluated, Failed: h.Failed, Species: h.Species, Threshold: h.Threshold, ESSigma: fval(h.ESSigma, math.NaN()),
+		ESRate: fval(h.ESRate, math.NaN()),
 	}
 }
 

@@ -228,7 +228,9 @@ func TestEvolveReproducible(t *testing.T) {
 func TestEvolveResume(t *testing.T) {
 	perParam := smallConfig()
 	perParam.ESSigmaScope, perParam.ESMomentum, perParam.ESSigmaRate = neat.ESSigmaPerParameter, 0.5, 2
-	for name, cfg := range map[string]neat.EvolveConfig{"default": smallConfig(), "per parameter": perParam} {
+	annealed := smallConfig()
+	annealed.ESAnneal, annealed.ESRateFinal, annealed.ESSigmaFinal = 6, 0.2, 0.5
+	for name, cfg := range map[string]neat.EvolveConfig{"default": smallConfig(), "per parameter": perParam, "annealed": annealed} {
 		t.Run(name, func(t *testing.T) { testResume(t, cfg) })
 	}
 }

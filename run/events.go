@@ -81,6 +81,7 @@ const (
 	KeyBestFile            = "best_file"
 	KeyValSample           = "val_sample"
 	KeyESSigma             = "es_sigma"
+	KeyESRate              = "es_rate"
 	KeyResumeAt            = "resume_at"
 	KeyWorkers             = "workers"
 	KeyItems               = "items"

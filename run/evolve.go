@@ -238,7 +238,7 @@ func logGeneration(log *zerolog.Logger, st neat.GenStats, sc evaluator.Scorer, e
 		Int(KeyEvaluated, st.Evaluated).Int(KeyFailed, st.Failed).Float64(KeyThreshold, st.Threshold).
 		Int64(KeyValSample, gl.sample).Int(KeyResumeAt, gl.resumeAt)
 	if !math.IsNaN(st.ESSigma) {
-		e = e.Float64(KeyESSigma, st.ESSigma)
+		e = e.Float64(KeyESSigma, st.ESSigma).Float64(KeyESRate, st.ESRate)
 	}
 	if ev, ok := sc.(*evaluator.Evaluator); ok {
 		if p := ev.Manager().Plan(); p != nil {
