@@ -270,7 +270,9 @@ func LoadCheckpoint(dir string) (*Evolution, string, error) {
 		}
 		return nil, "", fmt.Errorf("%s: %w", path, err)
 	}
-	st := checkpointJSON{Config: DefaultEvolveConfig()} // keys a checkpoint predates keep their defaults
+	// Keys added since the format began take the values that leave an
+	// older checkpoint's course as it was.
+	st := checkpointJSON{Config: EvolveConfig{ESRateFinal: 1, ESSigmaFinal: 1, InitConvs: []int{8}, InitKernel: 3, InitPools: []int{0}}}
 	if err := json.Unmarshal(data, &st); err != nil {
 		return nil, "", fmt.Errorf("%s: %w", path, err)
 	}

@@ -17,8 +17,9 @@ const (
 	// InitGenerate starts from Generate's random CNNs, each node given a
 	// fresh innovation id, unreachable nodes removed.
 	InitGenerate = "generate"
-	// InitConv starts every genome from one small CNN: a conv2d of 8 3×3
-	// ReLU filters, a max pool to about 7×7 and the dense output, with
+	// InitConv starts every genome from one small CNN, by default a conv2d
+	// of 8 3×3 ReLU filters, a max pool to about 7×7 and the dense output
+	// (EvolveConfig.InitConvs, InitKernel and InitPools set it), with
 	// random weights. Mutations grow it as they grow InitMinimal.
 	InitConv = "conv"
 	// InitFixed is the fixed-topology baseline: every genome is conv 8 5×5
@@ -45,8 +46,14 @@ type EvolveConfig struct {
 	PopulationSize int `toml:"population_size"`
 	// Seed seeds the one random stream every draw of the run comes from.
 	Seed int64 `toml:"seed"`
-	// Init is InitMinimal or InitGenerate.
+	// Init is InitMinimal, InitConv, InitGenerate or InitFixed.
 	Init string `toml:"init"`
+	// InitConvs are the widths of InitConv's ReLU conv2d layers, in order,
+	// each of kernel InitKernel and followed by a max pool of the size of
+	// InitPools at its index (0: to about 7×7; 1: none).
+	InitConvs  []int `toml:"init_convs"`
+	InitKernel int   `toml:"init_kernel"`
+	InitPools  []int `toml:"init_pools"`
 
 	// Chances, per child, of each structural mutation; each is tried on
 	// its own, in this order.
@@ -187,13 +194,18 @@ type EvolveConfig struct {
 // DefaultEvolveConfig suits small CNNs on 28×28 images on a few cores: 40
 // genomes from one small CNN (InitConv) that grow convolutions of 4 to 32
 // channels, under 0.3 MFLOP per image, their weights searched mostly by
-// the evolution strategy (ESShare) and scored afresh every generation
-// (RescoreElites). LegacyEvolveConfig is the search this replaced.
+// the evolution strategy (ESShare), its step falling to a tenth over the
+// first 1500 generations (ESAnneal: neateval's default run length), and
+// scored afresh every generation (RescoreElites). LegacyEvolveConfig is
+// the search this replaced.
 func DefaultEvolveConfig() EvolveConfig {
 	return EvolveConfig{
 		PopulationSize:    40,
 		Seed:              1,
 		Init:              InitConv,
+		InitConvs:         []int{8},
+		InitKernel:        3,
+		InitPools:         []int{0},
 		PAddConv:          0.15,
 		PAddSkip:          0.08,
 		PRemoveNode:       0.03,
@@ -207,7 +219,8 @@ func DefaultEvolveConfig() EvolveConfig {
 		ESSigmaRate:       1,
 		ESSigmaScope:      ESSigmaPerTensor,
 		ESRate:            1,
-		ESRateFinal:       1,
+		ESAnneal:          1500,
+		ESRateFinal:       0.1,
 		ESSigmaFinal:      1,
 		RescoreElites:     true,
 		CrossoverRate:     0.8,
@@ -274,6 +287,15 @@ func (c *EvolveConfig) rules() []rule {
 		{c.PopulationSize >= 2 && c.PopulationSize <= 1<<20, "population_size", c.PopulationSize, "must be in 2 … 1048576"},
 		{c.Init == InitMinimal || c.Init == InitGenerate || c.Init == InitConv || c.Init == InitFixed, "init", c.Init,
 			fmt.Sprintf("must be one of %q, %q, %q, %q", InitMinimal, InitConv, InitGenerate, InitFixed)},
+		{len(c.InitConvs) >= 1 && len(c.InitConvs) <= 8, "init_convs", c.InitConvs, "must list 1 … 8 widths"},
+		{c.InitKernel >= 1 && c.InitKernel <= 63 && c.InitKernel%2 == 1, "init_kernel", c.InitKernel, "must be odd, 1 … 63"},
+		{len(c.InitPools) == len(c.InitConvs), "init_pools", c.InitPools, fmt.Sprintf("must list one pool size per init_convs width (%d)", len(c.InitConvs))},
+	}
+	for i, w := range c.InitConvs {
+		rs = append(rs, rule{w >= 1 && w <= 1<<16, fmt.Sprintf("init_convs[%d]", i), w, "must be in 1 … 65536"})
+	}
+	for i, k := range c.InitPools {
+		rs = append(rs, rule{k >= 0 && k <= 64, fmt.Sprintf("init_pools[%d]", i), k, "must be in 0 … 64 (0: to about 7×7, 1: none)"})
 	}
 	for _, p := range []struct {
 		key string

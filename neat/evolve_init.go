@@ -26,27 +26,32 @@ func (e *Evolution) initMinimal() error {
 }
 
 // initConv draws generation 0 from one small CNN, the same topology (the
-// same node ids) for every genome: a conv2d of 8 3×3 ReLU filters, a max pool to
-// about 7×7, and the dense output. Unlike InitMinimal's linear reader its
-// genomes are nonlinear from the start, so weight search has features to
-// tune while mutations grow the rest.
+// same node ids) for every genome: by default a conv2d of 8 3×3 ReLU
+// filters, a max pool to about 7×7, and the dense output (InitConvs,
+// InitKernel, InitPools). Unlike InitMinimal's linear reader its genomes
+// are nonlinear from the start, so weight search has features to tune
+// while mutations grow the rest.
 func (e *Evolution) initConv() error {
-	return e.initTopology(e.convStack([]int{8}, 3, max(1, min(e.in.Height, e.in.Width)/7)), -1)
+	return e.initTopology(e.convStack(e.cfg.InitConvs, e.cfg.InitKernel, e.cfg.InitPools), -1)
 }
 
 // initFixed draws generation 0 from the fixed baseline CNN of InitFixed:
 // conv 8 5×5 → max pool 2 → conv 16 5×5 → max pool 2 → dense.
 func (e *Evolution) initFixed() error {
-	return e.initTopology(e.convStack([]int{8, 16}, 5, 2), -1)
+	return e.initTopology(e.convStack([]int{8, 16}, 5, []int{2, 2}), -1)
 }
 
-// convStack lists, with fresh ids, one ReLU conv2d of kernel k followed by
-// a max pool of size pool (none when pool < 2 or the image is too small)
-// for each width, then the dense output.
-func (e *Evolution) convStack(widths []int, k, pool int) []Node {
+// convStack lists, with fresh ids, one ReLU conv2d of kernel k for each
+// width, followed by a max pool of size pools[i] (0: to about 7×7; none
+// when that is < 2 or the image is too small), then the dense output.
+func (e *Evolution) convStack(widths []int, k int, pools []int) []Node {
 	var nodes []Node
 	src, h, w := InputNode, e.in.Height, e.in.Width
-	for _, c := range widths {
+	for i, c := range widths {
+		pool := pools[i]
+		if pool == 0 {
+			pool = max(1, min(h, w)/7)
+		}
 		id := e.inn.fresh()
 		nodes = append(nodes, Node{ID: id, Op: OpConv2D, Inputs: []int{src}, OutChannels: c, Kernel: k,
 			Stride: 1, Padding: PaddingDefault, Activation: ActReLU})
