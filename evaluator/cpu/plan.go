@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"slices"
+
 	"github.com/neateval/neateval/evaluator/cpu/kernels"
 	"github.com/neateval/neateval/neat"
 	"github.com/neateval/neateval/vram"
@@ -211,7 +213,11 @@ func (c *Backend) workspace(g *neat.Graph, n int, streamed bool) forwardPlan {
 	return c.layout(g, n, streamed, true)
 }
 
-// layout is plan, or with compact workspace.
+// layout is plan, or with compact workspace. Parts of the same size and
+// threads have the same layout (a slice of one tile split among the
+// threads), and parts whose tiles have the same images and threads the
+// same workspaces (the kernels' workspace sizes, the dearest part of
+// planning): each is worked out once.
 func (c *Backend) layout(g *neat.Graph, n int, streamed, compact bool) forwardPlan {
 	p := forwardPlan{tile: tileImages(g), packed: make([]int64, len(g.Steps))}
 	for i := range g.Steps {
@@ -223,9 +229,26 @@ func (c *Backend) layout(g *neat.Graph, n int, streamed, compact bool) forwardPl
 	}
 	p.parts = c.parts(n, p.tile)
 	p.split = len(p.parts) > 1 && n <= p.tile
+	var ws []int64 // the steps' workspace bytes for the last part's tile
+	var last partPlan
+	var lastSize int64
 	for i := range p.parts {
 		pp := &p.parts[i]
-		size := c.partLayout(g, pp, p.tile, streamed, compact)
+		b := min(pp.n, p.tile)
+		var size int64
+		switch {
+		case i > 0 && pp.n == last.n && pp.threads == last.threads:
+			size = lastSize
+			pp.input, pp.wsLen = last.input, last.wsLen
+			pp.out, pp.ws = slices.Clone(last.out), slices.Clone(last.ws)
+		default:
+			if i == 0 || b != min(last.n, p.tile) || pp.threads != last.threads {
+				ws = c.stepWorkspaces(g, b, pp.threads)
+			}
+			size = c.partLayout(g, pp, ws, p.tile, streamed, compact)
+			last, lastSize = *pp, size
+			last.out, last.ws = slices.Clone(pp.out), slices.Clone(pp.ws)
+		}
 		for s := range pp.out {
 			pp.out[s] += p.size
 			if pp.ws[s] >= 0 {
@@ -241,32 +264,35 @@ func (c *Backend) layout(g *neat.Graph, n int, streamed, compact bool) forwardPl
 	return p
 }
 
+// stepWorkspaces is each step's workspace in bytes for tiles of b images
+// on the given threads.
+func (c *Backend) stepWorkspaces(g *neat.Graph, b, threads int) []int64 {
+	ws := make([]int64, len(g.Steps))
+	for i := range ws {
+		ws[i] = c.stepWorkspaceT(g, i, b, threads) * 4
+	}
+	return ws
+}
+
 // partLayout lays out the buffers of one part, from offset 0, and returns
 // its size: the streamed input for the whole part, each step's output from
 // its step to its last reader (the logits to the end), each step's
-// workspace (for one tile) during its step. A compact layout sizes the
+// workspace (ws, for one tile) during its step. A compact layout sizes the
 // input and the outputs for one tile, all a tile touches.
-func (c *Backend) partLayout(g *neat.Graph, p *partPlan, tile int, streamed, compact bool) int64 {
+func (c *Backend) partLayout(g *neat.Graph, p *partPlan, ws []int64, tile int, streamed, compact bool) int64 {
 	n := p.n
 	if compact {
 		n = min(n, tile)
 	}
-	last := len(g.Steps) - 1
+	steps := len(g.Steps)
+	last := steps - 1
 	elem := int64(c.dtype.Size())
-	var bufs []interval
+	bufs := make([]interval, 0, 2*steps+1)
 	p.input = -1
-	p.out, p.ws, p.wsLen = make([]int64, len(g.Steps)), make([]int64, len(g.Steps)), make([]int, len(g.Steps))
+	offs := make([]int64, 2*steps)
+	p.out, p.ws, p.wsLen = offs[:steps:steps], offs[steps:], make([]int, steps)
 	if streamed {
 		bufs = append(bufs, interval{first: 0, last: last, size: int64(n*g.Input.Size()) * elem})
-	}
-	dies := make([]int, len(g.Steps))
-	for i := range dies {
-		dies[i] = last
-	}
-	for i := range g.Steps {
-		for _, r := range g.Steps[i].Release {
-			dies[r] = i
-		}
 	}
 	outAt := len(bufs)
 	for i := range g.Steps {
@@ -274,11 +300,16 @@ func (c *Backend) partLayout(g *neat.Graph, p *partPlan, tile int, streamed, com
 		if i == last {
 			e = 4 // logits stay float32 for the reduction
 		}
-		bufs = append(bufs, interval{first: i, last: dies[i], size: int64(n*g.Steps[i].Out.Size()) * e})
+		bufs = append(bufs, interval{first: i, last: last, size: int64(n*g.Steps[i].Out.Size()) * e})
+	}
+	for i := range g.Steps {
+		for _, r := range g.Steps[i].Release {
+			bufs[outAt+r].last = i // step r's output dies at step i
+		}
 	}
 	wsAt := len(bufs)
 	for i := range g.Steps {
-		bufs = append(bufs, interval{first: i, last: i, size: c.stepWorkspaceT(g, i, min(n, tile), p.threads) * 4})
+		bufs = append(bufs, interval{first: i, last: i, size: ws[i]})
 	}
 	size := memPlan(bufs)
 	if streamed {
