@@ -193,5 +193,5 @@ func (c *Backend) Footprint(g *neat.Graph, b int, cachedData bool) evaluator.Foo
 	if g.Params > 0 {
 		model = vram.RoundSize(g.WeightBytes(c.dtype.Size()))
 	}
-	return evaluator.Footprint{Model: model, Act: vram.RoundSize(c.plan(g, b, !cachedData).size)}
+	return evaluator.Footprint{Model: model, Act: vram.RoundSize(c.blockSize(g, b, !cachedData))}
 }

@@ -28,9 +28,13 @@ type interval struct {
 // One block per forward means one allocation per slice: no allocator
 // traffic on the hot path, an exact memory model (the plan is the
 // allocation), and an out-of-memory that hits before any work is done.
-func memPlan(bufs []interval) int64 {
-	idx := make([]int, 3*len(bufs)) // order, placed and clash, in one allocation
+//
+// idx, when not nil, is scratch of 3·len(bufs) ints.
+func memPlan(bufs []interval, idx []int) int64 {
 	n := len(bufs)
+	if idx == nil {
+		idx = make([]int, 3*n) // order, placed and clash, in one allocation
+	}
 	order, placed, clash := idx[:n], idx[n:n:2*n], idx[2*n:2*n]
 	for i := range order {
 		order[i] = i

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"slices"
+	"sync"
 
 	"github.com/neateval/neateval/evaluator/cpu/kernels"
 	"github.com/neateval/neateval/neat"
@@ -274,23 +275,40 @@ func (c *Backend) stepWorkspaces(g *neat.Graph, b, threads int) []int64 {
 	return ws
 }
 
-// partLayout lays out the buffers of one part, from offset 0, and returns
-// its size: the streamed input for the whole part, each step's output from
-// its step to its last reader (the logits to the end), each step's
-// workspace (ws, for one tile) during its step. A compact layout sizes the
-// input and the outputs for one tile, all a tile touches.
+// partLayout lays out the buffers of one part (partBufs), from offset 0,
+// and returns its size.
 func (c *Backend) partLayout(g *neat.Graph, p *partPlan, ws []int64, tile int, streamed, compact bool) int64 {
-	n := p.n
+	steps := len(g.Steps)
+	bufs := c.partBufs(g, p.n, ws, tile, streamed, compact, make([]interval, 0, 2*steps+1))
+	size := memPlan(bufs, nil)
+	p.input = -1
+	if streamed {
+		p.input, bufs = bufs[0].off, bufs[1:]
+	}
+	offs := make([]int64, 2*steps)
+	p.out, p.ws, p.wsLen = offs[:steps:steps], offs[steps:], make([]int, steps)
+	for i := range g.Steps {
+		p.out[i] = bufs[i].off
+		p.ws[i] = -1
+		if w := bufs[steps+i]; w.size > 0 {
+			p.ws[i] = w.off
+			p.wsLen[i] = int(w.size / 4)
+		}
+	}
+	return size
+}
+
+// partBufs appends to bufs the buffers of a part of n images: the streamed
+// input for the whole part, each step's output from its step to its last
+// reader (the logits to the end), then each step's workspace (ws, for one
+// tile) during its step. A compact layout sizes the input and the outputs
+// for one tile, all a tile touches.
+func (c *Backend) partBufs(g *neat.Graph, n int, ws []int64, tile int, streamed, compact bool, bufs []interval) []interval {
 	if compact {
 		n = min(n, tile)
 	}
-	steps := len(g.Steps)
-	last := steps - 1
+	last := len(g.Steps) - 1
 	elem := int64(c.dtype.Size())
-	bufs := make([]interval, 0, 2*steps+1)
-	p.input = -1
-	offs := make([]int64, 2*steps)
-	p.out, p.ws, p.wsLen = offs[:steps:steps], offs[steps:], make([]int, steps)
 	if streamed {
 		bufs = append(bufs, interval{first: 0, last: last, size: int64(n*g.Input.Size()) * elem})
 	}
@@ -307,21 +325,53 @@ func (c *Backend) partLayout(g *neat.Graph, p *partPlan, ws []int64, tile int, s
 			bufs[outAt+r].last = i // step r's output dies at step i
 		}
 	}
-	wsAt := len(bufs)
 	for i := range g.Steps {
 		bufs = append(bufs, interval{first: i, last: i, size: ws[i]})
 	}
-	size := memPlan(bufs)
-	if streamed {
-		p.input = bufs[0].off
-	}
-	for i := range g.Steps {
-		p.out[i] = bufs[outAt+i].off
-		p.ws[i] = -1
-		if bufs[wsAt+i].size > 0 {
-			p.ws[i] = bufs[wsAt+i].off
-			p.wsLen[i] = int(bufs[wsAt+i].size / 4)
+	return bufs
+}
+
+// blockSize is plan(g, n, streamed).size, worked out without keeping the
+// layout, in scratch reused from call to call: the memory model sizes every
+// genome three times (Footprint), and its allocations were a tenth of that.
+func (c *Backend) blockSize(g *neat.Graph, n int, streamed bool) int64 {
+	sc := sizeScratchPool.Get().(*sizeScratch)
+	defer sizeScratchPool.Put(sc)
+	tile := tileImages(g)
+	var size int64
+	if c.dtype == vram.Float32 {
+		for i := range g.Steps {
+			if k := packedLen(&g.Steps[i]); k > 0 {
+				size += (int64(k)*4 + planAlign - 1) / planAlign * planAlign
+			}
 		}
 	}
-	return size
+	var last partPlan
+	var lastSize int64
+	for i, pp := range c.parts(n, tile) {
+		b := min(pp.n, tile)
+		if i == 0 || pp.n != last.n || pp.threads != last.threads {
+			if i == 0 || b != min(last.n, tile) || pp.threads != last.threads {
+				sc.ws = sc.ws[:0]
+				for j := range g.Steps {
+					sc.ws = append(sc.ws, c.stepWorkspaceT(g, j, b, pp.threads)*4)
+				}
+			}
+			sc.bufs = c.partBufs(g, pp.n, sc.ws, tile, streamed, false, sc.bufs[:0])
+			sc.idx = slices.Grow(sc.idx[:0], 3*len(sc.bufs))[:3*len(sc.bufs)]
+			lastSize = memPlan(sc.bufs, sc.idx)
+		}
+		last = pp
+		size += (lastSize + planAlign - 1) / planAlign * planAlign
+	}
+	return max(size, 1)
 }
+
+// sizeScratch is blockSize's reused memory.
+type sizeScratch struct {
+	ws   []int64
+	bufs []interval
+	idx  []int
+}
+
+var sizeScratchPool = sync.Pool{New: func() any { return new(sizeScratch) }}
