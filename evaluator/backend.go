@@ -30,7 +30,10 @@ type Backend interface {
 	// the device once when cache is true (it then counts as fixed memory),
 	// otherwise kept on the host and copied slice by slice in each forward.
 	PrepareData(ds *datasets.Dataset, cache bool) (Data, error)
-	// Load copies a compiled genome's weights to the device.
+	// Load puts a compiled genome's weights on the device: their memory is
+	// allocated there. A backend may read the graph's own tensors rather
+	// than a copy (the CPU backend in float32), so they must not change
+	// while the model is loaded.
 	Load(g *neat.Graph) (Model, error)
 	// Forward runs the model on images [lo, hi) of d and reduces its logits
 	// against the labels. Every device allocation it makes is freed before it

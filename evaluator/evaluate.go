@@ -199,8 +199,12 @@ func (e *Evaluator) evaluateGraphs(ctx context.Context, graphs map[int]*neat.Gra
 				e.mgr.UnloadChunk(c)
 				return lerr
 			}
+			// Sized here, while the genomes before it are scored: with one
+			// forward in flight split over the threads, the other threads
+			// would idle through it.
+			need := needOf(e.b, graphs[idx], e.data)
 			grp.Go(func() error {
-				r, err := scoreGenome(gc, e.b, e.ctl, &e.opts, idx, m.(Model), e.data)
+				r, err := scoreGenome(gc, e.b, e.ctl, &e.opts, idx, m.(Model), e.data, need)
 				if err != nil {
 					return err
 				}
@@ -269,7 +273,7 @@ func (e *Evaluator) scoreAlone(ctx context.Context, idx int, g *neat.Graph) (Res
 		m.Unload()
 		e.b.Device().EmptyCache()
 	}()
-	return scoreGenome(ctx, e.b, e.ctl, &e.opts, idx, m, e.data)
+	return scoreGenome(ctx, e.b, e.ctl, &e.opts, idx, m, e.data, needOf(e.b, g, e.data))
 }
 
 func logLoadOOM(log *zerolog.Logger, genome int64, idx int, err error, what string) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/neateval/neateval/neat"
 	"github.com/neateval/neateval/vram"
 )
 
@@ -123,17 +124,24 @@ func ThreadsPerForward(threads, parallel int) int {
 	return max(1, threads/max(parallel, 1))
 }
 
-// scoreGenome runs every image of d through a loaded model under the batch
-// controller and turns the reductions into a Result. An out-of-memory that
-// the controller could not get around becomes the genome's error result;
-// any other error (a cancelled context among them) is returned.
-func scoreGenome(ctx context.Context, b Backend, ctl *vram.BatchController, o *Options, index int, m Model, d Data) (Result, error) {
-	g := m.Graph()
-	start := time.Now()
+// needOf is what forwards of g need on the device for the batch
+// controller, as a function of their slice: from the backend's Footprint at
+// 1 and 1,025 images.
+func needOf(b Backend, g *neat.Graph, d Data) vram.Need {
 	cached := d.Bytes() > 0
 	fp1, fp2 := b.Footprint(g, 1, cached), b.Footprint(g, 1025, cached)
 	per := (fp2.Act - fp1.Act) / 1024
-	need := vram.Need{Model: fp1.Model, ActPerImage: per, ActFixed: max(fp1.Act-per, 0)}
+	return vram.Need{Model: fp1.Model, ActPerImage: per, ActFixed: max(fp1.Act-per, 0)}
+}
+
+// scoreGenome runs every image of d through a loaded model under the batch
+// controller, with the model's need (needOf), and turns the reductions into
+// a Result. An out-of-memory that the controller could not get around
+// becomes the genome's error result; any other error (a cancelled context
+// among them) is returned.
+func scoreGenome(ctx context.Context, b Backend, ctl *vram.BatchController, o *Options, index int, m Model, d Data, need vram.Need) (Result, error) {
+	g := m.Graph()
+	start := time.Now()
 	var total SliceStats
 	rs, err := ctl.Run(ctx, vram.Job{Genome: g.GenomeID, Need: need}, d.Len(), func(lo, hi int) error {
 		st, err := b.Forward(ctx, m, d, lo, hi)

@@ -26,7 +26,7 @@ import "context"
 // Score is safe to call from several goroutines at once, each with its own
 // model, up to fitness_eval_parallel of them.
 func (e *Evaluator) Score(ctx context.Context, index int, m Model) (Result, error) {
-	r, err := scoreGenome(ctx, e.b, e.ctl, &e.opts, index, m, e.data)
+	r, err := scoreGenome(ctx, e.b, e.ctl, &e.opts, index, m, e.data, needOf(e.b, m.Graph(), e.data))
 	if err != nil {
 		return Result{}, err
 	}

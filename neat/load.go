@@ -45,7 +45,7 @@ func LoadDigest(jsonPath string) (*Population, string, error) {
 		return nil, "", err
 	}
 	wpath := filepath.Join(filepath.Dir(jsonPath), weights)
-	wdata, err := os.ReadFile(wpath)
+	wdata, err := readLarge(wpath)
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: weights %q: %w", jsonPath, weights, err)
 	}

@@ -15,6 +15,14 @@ import (
 // kernel commits a page when it is first touched, so the mapping costs only
 // what segments really use. Released ranges are given back with
 // madvise(MADV_DONTNEED) (they read as zeros when touched again).
+//
+// The mapping asks for transparent huge pages (MADV_HUGEPAGE: the kernels
+// of most distributions give them only where asked): a page fault then
+// commits 2 MiB instead of 4 KiB. Loading 10,000 small genomes writes 550
+// MB of weights into fresh arena pages, and on a virtual machine the
+// 134,000 faults of 4 KiB pages cost more CPU than the copy itself.
+// Nothing is committed that is not touched: a forward's block the
+// workspace stands in for (see the cpu backend) stays unbacked either way.
 func mapArena(capacity int64, factor int64) (mem []byte, release func([]byte), unmap func([]byte) error, err error) {
 	if capacity > math.MaxInt {
 		return nil, nil, nil, fmt.Errorf("%d bytes do not fit this platform's address space", capacity)
@@ -33,6 +41,7 @@ func mapArena(capacity int64, factor int64) (mem []byte, release func([]byte), u
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("mmap: %w", err)
 	}
+	_ = unix.Madvise(mem, unix.MADV_HUGEPAGE) // advice; without it, 4 KiB pages
 	page := os.Getpagesize()
 	release = func(b []byte) {
 		// Only whole pages inside b: a page shared with a neighbouring

@@ -171,7 +171,8 @@ func BenchmarkForwardFixedCost(b *testing.B) {
 // validation set costs, per genome, over 200 genomes of the small preset
 // (seed 9) on 50 images: compiling it (every weight checked), the memory
 // model's sizing (the three Footprints the evaluator asks for: the
-// planner's batch, 1 and 1,025 images), loading its weights into the arena,
+// planner's batch, 1 and 1,025 images), loading it (its weights' block in
+// the arena),
 // its forward on one thread and on two (one tile: its images split between
 // two parts, or, as before, the kernels sharing each call's images), and the
 // whole Evaluate, one genome at a time on two

@@ -12,7 +12,10 @@
 // the CPU exactly as on a GPU. Faults can be injected into the arena
 // (BackendOptions.Faults) to drill that recovery.
 //
-// A genome's weights are one block (Load). A forward allocates one more
+// A genome's weights are one block (Load); in float32 the forwards read
+// the graph's own tensors and the block is reserved but never written, as
+// a forward's block is while its tiles run in a reused workspace. A forward
+// allocates one more
 // block for everything it needs, before its first step, laid out by a
 // greedy-by-size planner over the buffers' lifetimes (memPlan): one
 // allocation per slice, an out-of-memory before any work, and a Footprint

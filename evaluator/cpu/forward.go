@@ -52,12 +52,18 @@ func (c *Backend) Forward(ctx context.Context, mm evaluator.Model, dd evaluator.
 			return evaluator.SliceStats{}, err
 		}
 	} else {
+		// The first part runs on this goroutine: one goroutine less to
+		// wake per forward, which a small genome's forward notices.
 		errs := make([]error, len(p.parts))
-		var wg sync.WaitGroup
-		for i := range p.parts {
+		run := func(i int) {
 			f := &cpuForward{c: c, m: m, g: g, mem: mem, tile: p.tile, plan: p, packs: packs, part: &p.parts[i]}
-			wg.Go(func() { errs[i] = f.run(ctx, d, lo, hi, tiles, &next) })
+			errs[i] = f.run(ctx, d, lo, hi, tiles, &next)
 		}
+		var wg sync.WaitGroup
+		for i := 1; i < len(p.parts); i++ {
+			wg.Go(func() { run(i) })
+		}
+		run(0)
 		wg.Wait()
 		if err := errors.Join(errs...); err != nil {
 			return evaluator.SliceStats{}, err
@@ -106,7 +112,7 @@ func (c *Backend) forwardSplit(ctx context.Context, m *model, d *data, mem []byt
 // the packings (per step).
 func (c *Backend) packWeights(m *model, mem []byte, p *forwardPlan, b int) []kernels.Packing {
 	packs := make([]kernels.Packing, len(m.g.Steps))
-	all, w := float32s(mem), c.dev.Float32s(m.block)
+	all := float32s(mem)
 	threads := p.parts[0].threads
 	for i := range m.g.Steps {
 		s := &m.g.Steps[i]
@@ -114,7 +120,7 @@ func (c *Backend) packWeights(m *model, mem []byte, p *forwardPlan, b int) []ker
 			continue
 		}
 		dst := all[p.packed[i]/4 : p.packed[i]/4+int64(packedLen(s))]
-		raw := w[m.wOff[i] : m.wOff[i]+len(s.Weight.Data)]
+		raw := m.w[i]
 		if s.Node.Op == neat.OpConv2D {
 			packs[i] = kernels.PackConv(dst, raw, convShape(s), b, threads)
 		} else {
@@ -333,7 +339,7 @@ func merge(s *neat.Step, dst []float32, n int, input func(j int) []float32) {
 }
 
 func (f *cpuForward) stepF32(i int, view func(j int) []float32, out, scratch []float32) {
-	dev, s, n := f.c.dev, &f.g.Steps[i], f.n
+	s, n := &f.g.Steps[i], f.n
 	var in []float32
 	if len(s.Inputs) > 1 {
 		in, scratch = scratch[:n*s.In.Size()], scratch[n*s.In.Size():]
@@ -345,7 +351,7 @@ func (f *cpuForward) stepF32(i int, view func(j int) []float32, out, scratch []f
 		compute(s, in, out, nil, nil, scratch, n, f.part.threads)
 		return
 	}
-	bias := dev.Float32s(f.m.block)[f.m.bOff[i] : f.m.bOff[i]+len(s.Bias.Data)]
+	bias := f.m.bias[i]
 	packed := f.f32(f.plan.packed[i], packedLen(s))
 	act := activations[s.Node.Activation]
 	if s.Node.Op == neat.OpConv2D {

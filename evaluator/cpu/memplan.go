@@ -28,14 +28,18 @@ type interval struct {
 // One block per forward means one allocation per slice: no allocator
 // traffic on the hot path, an exact memory model (the plan is the
 // allocation), and an out-of-memory that hits before any work is done.
-func memPlan(bufs []interval) int64 {
-	order := make([]int, len(bufs))
+//
+// idx, when not nil, is scratch of 3·len(bufs) ints.
+func memPlan(bufs []interval, idx []int) int64 {
+	n := len(bufs)
+	if idx == nil {
+		idx = make([]int, 3*n) // order, placed and clash, in one allocation
+	}
+	order, placed, clash := idx[:n], idx[n:n:2*n], idx[2*n:2*n]
 	for i := range order {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(bufs[b].size, bufs[a].size) })
-	placed := make([]int, 0, len(bufs))
-	clash := make([]*interval, 0, len(bufs))
 	var end int64
 	for _, i := range order {
 		b := &bufs[i]
@@ -45,12 +49,13 @@ func memPlan(bufs []interval) int64 {
 		for _, j := range placed {
 			p := &bufs[j]
 			if p.first <= b.last && b.first <= p.last {
-				clash = append(clash, p)
+				clash = append(clash, j)
 			}
 		}
-		slices.SortFunc(clash, func(x, y *interval) int { return cmp.Compare(x.off, y.off) })
+		slices.SortFunc(clash, func(x, y int) int { return cmp.Compare(bufs[x].off, bufs[y].off) })
 		var off int64
-		for _, p := range clash {
+		for _, j := range clash {
+			p := &bufs[j]
 			if off+b.size <= p.off {
 				break
 			}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/neateval/neateval/evaluator"
 	"github.com/neateval/neateval/neat"
+	"github.com/neateval/neateval/vram"
 )
 
 // TestPlanNoOverlap checks the planner's one rule: buffers live at the same
@@ -14,7 +15,7 @@ func TestPlanNoOverlap(t *testing.T) {
 		{0, 3, 100, 0}, {0, 0, 300, 0}, {1, 2, 50, 0}, {1, 1, 400, 0},
 		{2, 3, 70, 0}, {3, 3, 1000, 0}, {2, 2, 64, 0},
 	}
-	size := memPlan(bufs)
+	size := memPlan(bufs, nil)
 	for i, a := range bufs {
 		if a.off < 0 || a.off+a.size > size || a.off%planAlign != 0 {
 			t.Errorf("buffer %d at [%d, %d) outside [0, %d) or unaligned", i, a.off, a.off+a.size, size)
@@ -61,5 +62,34 @@ func TestPlanNearLiveness(t *testing.T) {
 	t.Logf("forward block vs liveness peak over %d genomes: mean +%.2f%%, worst +%.2f%%", n, 100*sumRatio/float64(n), 100*worst)
 	if worst > 0.25 {
 		t.Errorf("worst plan %.0f%% over the liveness peak", worst*100)
+	}
+}
+
+// TestBlockSizeIsPlanSize: Footprint's sizing (blockSize) is the size of
+// the plan a forward lays out, for every slice size, thread count, dtype
+// and data placement.
+func TestBlockSizeIsPlanSize(t *testing.T) {
+	in := neat.Input{Channels: 1, Height: 28, Width: 28}
+	for _, cfg := range []neat.GenConfig{neat.DefaultGenConfig(), neat.WideGenConfig()} {
+		pop := neat.Generate(3, 60, in, 10, cfg)
+		for _, threads := range []int{1, 2, 3} {
+			for _, dt := range []vram.DType{vram.Float32, vram.BFloat16} {
+				c := &Backend{dtype: dt, threads: threads}
+				for _, gen := range pop.Genomes {
+					g, err := neat.Compile(gen, in, 10)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, n := range []int{1, 2, 7, 25, 50, 200, 777, 1025} {
+						for _, streamed := range []bool{false, true} {
+							if got, want := c.blockSize(g, n, streamed), c.plan(g, n, streamed).size; got != want {
+								t.Fatalf("genome %d, %d threads, %v, %d images, streamed %v: blockSize %d, plan %d",
+									gen.ID, threads, dt, n, streamed, got, want)
+							}
+						}
+					}
+				}
+			}
+		}
 	}
 }

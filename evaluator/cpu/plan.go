@@ -1,6 +1,9 @@
 package cpu
 
 import (
+	"slices"
+	"sync"
+
 	"github.com/neateval/neateval/evaluator/cpu/kernels"
 	"github.com/neateval/neateval/neat"
 	"github.com/neateval/neateval/vram"
@@ -211,7 +214,11 @@ func (c *Backend) workspace(g *neat.Graph, n int, streamed bool) forwardPlan {
 	return c.layout(g, n, streamed, true)
 }
 
-// layout is plan, or with compact workspace.
+// layout is plan, or with compact workspace. Parts of the same size and
+// threads have the same layout (a slice of one tile split among the
+// threads), and parts whose tiles have the same images and threads the
+// same workspaces (the kernels' workspace sizes, the dearest part of
+// planning): each is worked out once.
 func (c *Backend) layout(g *neat.Graph, n int, streamed, compact bool) forwardPlan {
 	p := forwardPlan{tile: tileImages(g), packed: make([]int64, len(g.Steps))}
 	for i := range g.Steps {
@@ -223,9 +230,26 @@ func (c *Backend) layout(g *neat.Graph, n int, streamed, compact bool) forwardPl
 	}
 	p.parts = c.parts(n, p.tile)
 	p.split = len(p.parts) > 1 && n <= p.tile
+	var ws []int64 // the steps' workspace bytes for the last part's tile
+	var last partPlan
+	var lastSize int64
 	for i := range p.parts {
 		pp := &p.parts[i]
-		size := c.partLayout(g, pp, p.tile, streamed, compact)
+		b := min(pp.n, p.tile)
+		var size int64
+		switch {
+		case i > 0 && pp.n == last.n && pp.threads == last.threads:
+			size = lastSize
+			pp.input, pp.wsLen = last.input, last.wsLen
+			pp.out, pp.ws = slices.Clone(last.out), slices.Clone(last.ws)
+		default:
+			if i == 0 || b != min(last.n, p.tile) || pp.threads != last.threads {
+				ws = c.stepWorkspaces(g, b, pp.threads)
+			}
+			size = c.partLayout(g, pp, ws, p.tile, streamed, compact)
+			last, lastSize = *pp, size
+			last.out, last.ws = slices.Clone(pp.out), slices.Clone(pp.ws)
+		}
 		for s := range pp.out {
 			pp.out[s] += p.size
 			if pp.ws[s] >= 0 {
@@ -241,32 +265,52 @@ func (c *Backend) layout(g *neat.Graph, n int, streamed, compact bool) forwardPl
 	return p
 }
 
-// partLayout lays out the buffers of one part, from offset 0, and returns
-// its size: the streamed input for the whole part, each step's output from
-// its step to its last reader (the logits to the end), each step's
-// workspace (for one tile) during its step. A compact layout sizes the
-// input and the outputs for one tile, all a tile touches.
-func (c *Backend) partLayout(g *neat.Graph, p *partPlan, tile int, streamed, compact bool) int64 {
-	n := p.n
+// stepWorkspaces is each step's workspace in bytes for tiles of b images
+// on the given threads.
+func (c *Backend) stepWorkspaces(g *neat.Graph, b, threads int) []int64 {
+	ws := make([]int64, len(g.Steps))
+	for i := range ws {
+		ws[i] = c.stepWorkspaceT(g, i, b, threads) * 4
+	}
+	return ws
+}
+
+// partLayout lays out the buffers of one part (partBufs), from offset 0,
+// and returns its size.
+func (c *Backend) partLayout(g *neat.Graph, p *partPlan, ws []int64, tile int, streamed, compact bool) int64 {
+	steps := len(g.Steps)
+	bufs := c.partBufs(g, p.n, ws, tile, streamed, compact, make([]interval, 0, 2*steps+1))
+	size := memPlan(bufs, nil)
+	p.input = -1
+	if streamed {
+		p.input, bufs = bufs[0].off, bufs[1:]
+	}
+	offs := make([]int64, 2*steps)
+	p.out, p.ws, p.wsLen = offs[:steps:steps], offs[steps:], make([]int, steps)
+	for i := range g.Steps {
+		p.out[i] = bufs[i].off
+		p.ws[i] = -1
+		if w := bufs[steps+i]; w.size > 0 {
+			p.ws[i] = w.off
+			p.wsLen[i] = int(w.size / 4)
+		}
+	}
+	return size
+}
+
+// partBufs appends to bufs the buffers of a part of n images: the streamed
+// input for the whole part, each step's output from its step to its last
+// reader (the logits to the end), then each step's workspace (ws, for one
+// tile) during its step. A compact layout sizes the input and the outputs
+// for one tile, all a tile touches.
+func (c *Backend) partBufs(g *neat.Graph, n int, ws []int64, tile int, streamed, compact bool, bufs []interval) []interval {
 	if compact {
 		n = min(n, tile)
 	}
 	last := len(g.Steps) - 1
 	elem := int64(c.dtype.Size())
-	var bufs []interval
-	p.input = -1
-	p.out, p.ws, p.wsLen = make([]int64, len(g.Steps)), make([]int64, len(g.Steps)), make([]int, len(g.Steps))
 	if streamed {
 		bufs = append(bufs, interval{first: 0, last: last, size: int64(n*g.Input.Size()) * elem})
-	}
-	dies := make([]int, len(g.Steps))
-	for i := range dies {
-		dies[i] = last
-	}
-	for i := range g.Steps {
-		for _, r := range g.Steps[i].Release {
-			dies[r] = i
-		}
 	}
 	outAt := len(bufs)
 	for i := range g.Steps {
@@ -274,23 +318,60 @@ func (c *Backend) partLayout(g *neat.Graph, p *partPlan, tile int, streamed, com
 		if i == last {
 			e = 4 // logits stay float32 for the reduction
 		}
-		bufs = append(bufs, interval{first: i, last: dies[i], size: int64(n*g.Steps[i].Out.Size()) * e})
-	}
-	wsAt := len(bufs)
-	for i := range g.Steps {
-		bufs = append(bufs, interval{first: i, last: i, size: c.stepWorkspaceT(g, i, min(n, tile), p.threads) * 4})
-	}
-	size := memPlan(bufs)
-	if streamed {
-		p.input = bufs[0].off
+		bufs = append(bufs, interval{first: i, last: last, size: int64(n*g.Steps[i].Out.Size()) * e})
 	}
 	for i := range g.Steps {
-		p.out[i] = bufs[outAt+i].off
-		p.ws[i] = -1
-		if bufs[wsAt+i].size > 0 {
-			p.ws[i] = bufs[wsAt+i].off
-			p.wsLen[i] = int(bufs[wsAt+i].size / 4)
+		for _, r := range g.Steps[i].Release {
+			bufs[outAt+r].last = i // step r's output dies at step i
 		}
 	}
-	return size
+	for i := range g.Steps {
+		bufs = append(bufs, interval{first: i, last: i, size: ws[i]})
+	}
+	return bufs
 }
+
+// blockSize is plan(g, n, streamed).size, worked out without keeping the
+// layout, in scratch reused from call to call: the memory model sizes every
+// genome three times (Footprint), and its allocations were a tenth of that.
+func (c *Backend) blockSize(g *neat.Graph, n int, streamed bool) int64 {
+	sc := sizeScratchPool.Get().(*sizeScratch)
+	defer sizeScratchPool.Put(sc)
+	tile := tileImages(g)
+	var size int64
+	if c.dtype == vram.Float32 {
+		for i := range g.Steps {
+			if k := packedLen(&g.Steps[i]); k > 0 {
+				size += (int64(k)*4 + planAlign - 1) / planAlign * planAlign
+			}
+		}
+	}
+	var last partPlan
+	var lastSize int64
+	for i, pp := range c.parts(n, tile) {
+		b := min(pp.n, tile)
+		if i == 0 || pp.n != last.n || pp.threads != last.threads {
+			if i == 0 || b != min(last.n, tile) || pp.threads != last.threads {
+				sc.ws = sc.ws[:0]
+				for j := range g.Steps {
+					sc.ws = append(sc.ws, c.stepWorkspaceT(g, j, b, pp.threads)*4)
+				}
+			}
+			sc.bufs = c.partBufs(g, pp.n, sc.ws, tile, streamed, false, sc.bufs[:0])
+			sc.idx = slices.Grow(sc.idx[:0], 3*len(sc.bufs))[:3*len(sc.bufs)]
+			lastSize = memPlan(sc.bufs, sc.idx)
+		}
+		last = pp
+		size += (lastSize + planAlign - 1) / planAlign * planAlign
+	}
+	return max(size, 1)
+}
+
+// sizeScratch is blockSize's reused memory.
+type sizeScratch struct {
+	ws   []int64
+	bufs []interval
+	idx  []int
+}
+
+var sizeScratchPool = sync.Pool{New: func() any { return new(sizeScratch) }}
