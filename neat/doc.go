@@ -98,8 +98,12 @@
 // weights (EvolveConfig.ESShare): mirrored perturbations of a centre
 // genome that moves each generation to the rank-weighted sum of its
 // scored samples, as SNES moves its mean, and whose step size σ adapts
-// by SNES's rule (EvolveConfig.ESSigmaRate); random perturbation and
-// selection alone tune thousands of weights far more slowly. The fitness
+// by SNES's rule (EvolveConfig.ESSigmaRate), its step falling along a
+// schedule (EvolveConfig.ESAnneal) so that a long run settles instead of
+// jittering around the optimum; random perturbation and selection alone
+// tune thousands of weights far more slowly. The first generation is one
+// small CNN by default (InitConv, shaped by InitConvs, InitKernel and
+// InitPools). The fitness
 // is the caller's function, NaN for a genome it could not score:
 //
 //	evo, err := neat.NewEvolution(in, 10, neat.DefaultEvolveConfig())
