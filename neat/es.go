@@ -219,7 +219,7 @@ func (e *Evolution) esMove(base, sig, vel []float32, fam []int, u []float64, nid
 			gsig[j] = mean
 		}
 	}
-	rate := e.cfg.ESRate * esAnneal(e.gen, e.cfg.ESAnneal, e.cfg.ESRateFinal)
+	rate := e.esRate()
 	for j := range base {
 		mv := rate * step[j]
 		if nvel != nil {
@@ -243,6 +243,12 @@ func esAnneal(gen, over int, final float64) float64 {
 	}
 	t := min(float64(max(gen, 0))/float64(over), 1)
 	return final + (1-final)*(1+math.Cos(math.Pi*t))/2
+}
+
+// esRate is the centre's learning rate in this generation's step:
+// ESRate × a(t).
+func (e *Evolution) esRate() float64 {
+	return e.cfg.ESRate * esAnneal(e.gen, e.cfg.ESAnneal, e.cfg.ESRateFinal)
 }
 
 // sigmaScale is s(gen): the share of σ the samples drawn in generation

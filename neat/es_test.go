@@ -52,11 +52,7 @@ func TestESStepMovesTowardsTheBetterSample(t *testing.T) {
 // without ESSigmaRate; momentum adds the last move.
 func TestESSigmaFollowsTheBetterSteps(t *testing.T) {
 	centre := &Genome{ID: 1, Params: map[int]*Params{5: {Weight: &Tensor{Shape: []int{1, 1}, Data: []float32{0}}}}}
-	sample := func(id int64, w float32) *Genome {
-		g := centre.Clone(id)
-		g.Params[5].Weight.Data[0] = w
-		return g
-	}
+	sample := func(id int64, w float32) *Genome { return withWeight0(centre, id, w) }
 	pop := []*Genome{centre, sample(2, 2), sample(3, -2), sample(4, 0.5), sample(5, -0.5)}
 	st := &esState{Sigma: esTensors{5: {{1}, nil}}, Velocity: esTensors{5: {{0.25}, nil}}}
 	for _, c := range []struct {
@@ -93,11 +89,7 @@ func TestESSigmaFollowsTheBetterSteps(t *testing.T) {
 // moves on its own.
 func TestESSigmaPerTensor(t *testing.T) {
 	centre := &Genome{ID: 1, Params: map[int]*Params{5: {Weight: &Tensor{Shape: []int{1, 2}, Data: []float32{0, 0}}}}}
-	sample := func(id int64, w0 float32) *Genome {
-		g := centre.Clone(id)
-		g.Params[5].Weight.Data[0] = w0 // the second weight did not move
-		return g
-	}
+	sample := func(id int64, w0 float32) *Genome { return withWeight0(centre, id, w0) } // the second weight did not move
 	pop := []*Genome{centre, sample(2, 2), sample(3, -2), sample(4, 0.5), sample(5, -0.5)}
 	st := &esState{Sigma: esTensors{5: {{1, 1}, nil}}}
 	for _, scope := range []string{ESSigmaPerTensor, ESSigmaPerParameter} {
@@ -132,11 +124,7 @@ func TestESAnneal(t *testing.T) {
 // the σ they were drawn with, s(t)σ.
 func TestESStepAnnealed(t *testing.T) {
 	centre := &Genome{ID: 1, Params: map[int]*Params{5: {Weight: &Tensor{Shape: []int{1, 1}, Data: []float32{0}}}}}
-	sample := func(id int64, w float32) *Genome {
-		g := centre.Clone(id)
-		g.Params[5].Weight.Data[0] = w
-		return g
-	}
+	sample := func(id int64, w float32) *Genome { return withWeight0(centre, id, w) }
 	cfg := EvolveConfig{ESRate: 1, ESSigmaRate: 1, ESAnneal: 10, ESRateFinal: 0.25, ESSigmaFinal: 0.5}
 	pop := []*Genome{centre, sample(2, 2), sample(3, -2), sample(4, 0.5), sample(5, -0.5)}
 	e := &Evolution{cfg: cfg, gen: 20, pop: pop, fitness: []float64{0, 0.9, 0.8, 0.2, 0.1}}
@@ -151,4 +139,11 @@ func TestESStepAnnealed(t *testing.T) {
 	if sig := next.Sigma[5][0][0]; math.Abs(float64(sig-want)) > 1e-6 {
 		t.Errorf("σ 2 became %v, want %v", sig, want)
 	}
+}
+
+// withWeight0 is a copy of centre, id id, whose node 5's first weight is w.
+func withWeight0(centre *Genome, id int64, w float32) *Genome {
+	g := centre.Clone(id)
+	g.Params[5].Weight.Data[0] = w
+	return g
 }

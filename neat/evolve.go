@@ -251,7 +251,7 @@ func (e *Evolution) stats(evaluated int) GenStats {
 	st.Best, st.BestGenome, st.BestNodes = e.fitness[champ], g.ID, len(g.Nodes)
 	st.ESSigma, st.ESRate = e.esSigmaMean(), math.NaN()
 	if !math.IsNaN(st.ESSigma) {
-		st.ESRate = e.cfg.ESRate * esAnneal(e.gen, e.cfg.ESAnneal, e.cfg.ESRateFinal)
+		st.ESRate = e.esRate()
 	}
 	if gr, err := InferShapes(g, e.in, e.nc); err == nil {
 		st.BestParams, st.BestFLOPs = gr.Params, gr.FLOPs

@@ -270,9 +270,10 @@ func LoadCheckpoint(dir string) (*Evolution, string, error) {
 		}
 		return nil, "", fmt.Errorf("%s: %w", path, err)
 	}
-	// Keys added since the format began take the values that leave an
-	// older checkpoint's course as it was.
-	st := checkpointJSON{Config: EvolveConfig{ESRateFinal: 1, ESSigmaFinal: 1, InitConvs: []int{8}, InitKernel: 3, InitPools: []int{0}}}
+	// Keys added since the format began keep their defaults, but for the
+	// schedule: older checkpoints ran without one.
+	st := checkpointJSON{Config: DefaultEvolveConfig()}
+	st.Config.ESAnneal = 0
 	if err := json.Unmarshal(data, &st); err != nil {
 		return nil, "", fmt.Errorf("%s: %w", path, err)
 	}
