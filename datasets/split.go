@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"unsafe"
 )
 
@@ -22,7 +21,22 @@ func (d *Dataset) Identity() string { return fmt.Sprintf("%s %d", d.Name, d.N) }
 func (d *Dataset) Sample(n int, seed int64) (drawn, rest []int) {
 	n = min(max(n, 0), d.N)
 	perm := rand.New(rand.NewPCG(uint64(seed), 0x76616c)).Perm(d.N) // "val"
-	return slices.Sorted(slices.Values(perm[:n])), slices.Sorted(slices.Values(perm[n:]))
+	// Marking the drawn and walking the indexes puts both in order in O(N):
+	// sorting the rest cost a sampled evolve generation ~4 ms on MNIST's
+	// 60,000 training images, a tenth of its time.
+	in := make([]bool, d.N)
+	for _, i := range perm[:n] {
+		in[i] = true
+	}
+	drawn, rest = make([]int, 0, n), make([]int, 0, d.N-n)
+	for i, ok := range in {
+		if ok {
+			drawn = append(drawn, i)
+		} else {
+			rest = append(rest, i)
+		}
+	}
+	return drawn, rest
 }
 
 // Subset copies the images of d at the given indexes, in that order, into a

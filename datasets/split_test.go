@@ -1,6 +1,7 @@
 package datasets_test
 
 import (
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -19,6 +20,13 @@ func TestSampleAndSubset(t *testing.T) {
 		if x != i {
 			t.Fatalf("drawn and rest do not partition the set: %v", all)
 		}
+	}
+	// The draw is part of every sampled evolve run's results and of its
+	// checkpoints: the first n of the seed's permutation, whatever the
+	// code that orders them.
+	perm := rand.New(rand.NewPCG(7, 0x76616c)).Perm(100)
+	if want := slices.Sorted(slices.Values(perm[:30])); !slices.Equal(drawn, want) {
+		t.Fatalf("drawn %v, want the permutation's first 30 %v", drawn, want)
 	}
 	again, _ := d.Sample(30, 7)
 	other, _ := d.Sample(30, 8)
