@@ -276,12 +276,34 @@ func TestEvolveConfigErrors(t *testing.T) {
 		{"[evolve]\nsurvival_threshold = 0.0\n", `c.toml: evolve.survival_threshold = 0.0: must be in (0, 1]`},
 		{"[evolve]\nparam_penalty = -1.0\n", `c.toml: evolve.param_penalty = -1.0: must be finite and ≥ 0`},
 		{"[evolve]\nbest = \"best\"\n", `c.toml: evolve.best = "best": must name a .json file (the weights go beside it)`},
+		{"[evolve]\nval_batch_final = 100\n", `c.toml: evolve.val_batch_final = 100: must be 0 (no growth) or ≥ evolve.val_batch > 0, with evolve.es_anneal > 0 (its schedule)`},
+		{"[evolve]\nval_batch_final = 400\nes_anneal = 0\n", `c.toml: evolve.val_batch_final = 400: must be 0 (no growth) or ≥ evolve.val_batch > 0, with evolve.es_anneal > 0 (its schedule)`},
 		{"[evolve]\nval_sise = 10\n", `c.toml: unknown key "evolve.val_sise" (did you mean "evolve.val_size"?)`},
 	}
 	for _, tt := range tests {
 		_, err := Parse([]byte(tt.toml), "c.toml")
 		if err == nil || err.Error() != tt.want {
 			t.Errorf("%q:\n got: %v\nwant: %s", tt.toml, err, tt.want)
+		}
+	}
+}
+
+// ValBatchAt grows the sample from val_batch to val_batch_final along
+// es_anneal's half cosine, and is val_batch without val_batch_final.
+func TestValBatchAt(t *testing.T) {
+	e := Default().Evolve
+	if got := e.ValBatchAt(700); got != e.ValBatch {
+		t.Fatalf("no growth: generation 700 draws %d, want val_batch %d", got, e.ValBatch)
+	}
+	e.ValBatch, e.ValBatchFinal, e.ESAnneal = 200, 800, 1000
+	for _, c := range []struct{ gen, want int }{{0, 200}, {500, 500}, {1000, 800}, {5000, 800}, {250, 288}} {
+		if got := e.ValBatchAt(c.gen); got != c.want {
+			t.Errorf("generation %d draws %d, want %d", c.gen, got, c.want)
+		}
+	}
+	for g := 1; g <= 1000; g++ {
+		if e.ValBatchAt(g) < e.ValBatchAt(g-1) {
+			t.Fatalf("the sample shrinks at generation %d", g)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -29,6 +30,14 @@ type Evolve struct {
 	// elites should then be re-scored (rescore_elites), and the best
 	// genome is chosen at the end on all ValSize images.
 	ValBatch int `toml:"val_batch"`
+	// ValBatchFinal, when > 0, is the sample size the generations grow to:
+	// generation gen is scored on ValBatchAt(gen) images, rising from
+	// ValBatch along the half cosine of es_anneal (neat.Anneal) to
+	// ValBatchFinal at generation es_anneal. Early on, a small noisy
+	// sample a generation buys more generations; near the end, when the
+	// strategy's steps are small, the sample's noise outweighs them and a
+	// bigger sample pays (a larger batch in place of a smaller step).
+	ValBatchFinal int `toml:"val_batch_final"`
 	// LossWeight is subtracted from eval.fitness per unit of the mean
 	// cross-entropy loss: it ranks genomes of equal accuracy by how sure
 	// they are, and keeps logits from growing without bound.
@@ -78,6 +87,8 @@ func (s *Evolve) validate(check func(ok bool, key string, v any, rule string, ar
 	}
 	check(s.ValSize >= 1, "evolve.val_size", s.ValSize, "must be ≥ 1")
 	check(s.ValBatch >= 0, "evolve.val_batch", s.ValBatch, "must be ≥ 0 (0 or ≥ evolve.val_size: all of them)")
+	check(s.ValBatchFinal == 0 || s.ValBatch > 0 && s.ValBatchFinal >= s.ValBatch && s.ESAnneal > 0,
+		"evolve.val_batch_final", s.ValBatchFinal, "must be 0 (no growth) or ≥ evolve.val_batch > 0, with evolve.es_anneal > 0 (its schedule)")
 	check(s.LossWeight >= 0 && isFinite(s.LossWeight), "evolve.loss_weight", s.LossWeight, "must be finite and ≥ 0")
 	check(s.ParamPenalty >= 0 && isFinite(s.ParamPenalty), "evolve.param_penalty", s.ParamPenalty, "must be finite and ≥ 0")
 	check(strings.TrimSpace(s.CheckpointDir) != "", "evolve.checkpoint_dir", s.CheckpointDir, "must name a folder")
@@ -126,6 +137,17 @@ func IdentityDiff(was, now string) string {
 		return "the recorded configuration is unreadable"
 	}
 	return strings.Join(diffs, "; ")
+}
+
+// ValBatchAt is how many images generation gen is scored on: ValBatch,
+// or with ValBatchFinal > 0 the point of its growth to ValBatchFinal
+// (rounded) that generation. 0 means all ValSize images.
+func (s *Evolve) ValBatchAt(gen int) int {
+	if s.ValBatchFinal == 0 {
+		return s.ValBatch
+	}
+	from, to := float64(s.ValBatch), float64(s.ValBatchFinal)
+	return int(math.Round(to + (from-to)*neat.Anneal(gen, s.ESAnneal, 0)))
 }
 
 // ValSampleSeed is the seed of generation gen's validation sample when

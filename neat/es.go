@@ -23,7 +23,7 @@ import (
 //
 // where the samples were xₖ = μ ± s(t) σ⊙εₖ, and a(t) and s(t) are 1, or
 // with ESAnneal > 0 fall along half a cosine to ESRateFinal and
-// ESSigmaFinal over the first ESAnneal generations (esAnneal).
+// ESSigmaFinal over the first ESAnneal generations (Anneal).
 //
 // with η_σ = ESSigmaRate × (3 + ln d)/(5 √d) for d σ's, SNES's rate. σ
 // starts at WeightPower × the He scale of each tensor's node and, with
@@ -234,10 +234,13 @@ func (e *Evolution) esMove(base, sig, vel []float32, fam []int, u []float64, nid
 	return nsig, nvel
 }
 
-// esAnneal is the share a(t) or s(t) of its start a schedule is at in
-// generation gen: 1 without a schedule (over = 0), falling along half a
-// cosine to final at generation over and staying there.
-func esAnneal(gen, over int, final float64) float64 {
+// Anneal is the share of its start a schedule is at in generation gen: 1
+// without a schedule (over ≤ 0), falling along half a cosine to final at
+// generation over and staying there. The strategy's a(t) and s(t) are
+// Anneal(gen, ESAnneal, ESRateFinal) and Anneal(gen, ESAnneal,
+// ESSigmaFinal); a caller can hang its own schedules on the same curve
+// (config.Evolve.ValBatchAt does).
+func Anneal(gen, over int, final float64) float64 {
 	if over <= 0 {
 		return 1
 	}
@@ -248,13 +251,13 @@ func esAnneal(gen, over int, final float64) float64 {
 // esRate is the centre's learning rate in this generation's step:
 // ESRate × a(t).
 func (e *Evolution) esRate() float64 {
-	return e.cfg.ESRate * esAnneal(e.gen, e.cfg.ESAnneal, e.cfg.ESRateFinal)
+	return e.cfg.ESRate * Anneal(e.gen, e.cfg.ESAnneal, e.cfg.ESRateFinal)
 }
 
 // sigmaScale is s(gen): the share of σ the samples drawn in generation
 // gen are drawn with.
 func (e *Evolution) sigmaScale(gen int) float64 {
-	return esAnneal(gen, e.cfg.ESAnneal, e.cfg.ESSigmaFinal)
+	return Anneal(gen, e.cfg.ESAnneal, e.cfg.ESSigmaFinal)
 }
 
 // snesSigmaRate is SNES's default learning rate of σ for d dimensions,

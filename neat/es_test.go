@@ -113,8 +113,8 @@ func TestESAnneal(t *testing.T) {
 		{0, 100, 0.1, 1}, {50, 100, 0.1, 0.55}, {100, 100, 0.1, 0.1}, {500, 100, 0.1, 0.1},
 		{-1, 100, 0.1, 1}, {7, 0, 0.1, 1},
 	} {
-		if got := esAnneal(c.gen, c.over, c.final); math.Abs(got-c.want) > 1e-12 {
-			t.Errorf("esAnneal(%d, %d, %v) = %v, want %v", c.gen, c.over, c.final, got, c.want)
+		if got := Anneal(c.gen, c.over, c.final); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("Anneal(%d, %d, %v) = %v, want %v", c.gen, c.over, c.final, got, c.want)
 		}
 	}
 }

@@ -80,6 +80,7 @@ const (
 	KeyTestLoss            = "test_loss"
 	KeyBestFile            = "best_file"
 	KeyValSample           = "val_sample"
+	KeyValBatch            = "val_batch"
 	KeyESSigma             = "es_sigma"
 	KeyESRate              = "es_rate"
 	KeyResumeAt            = "resume_at"

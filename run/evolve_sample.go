@@ -12,9 +12,9 @@ import (
 )
 
 // genScorer scores a generation: on the whole validation set (the run's
-// one evaluator), or, with evolve.val_batch, on that many of its images
-// drawn afresh for the generation by config.Evolve.ValSampleSeed; on the
-// remote's workers when there is one.
+// one evaluator), or, with evolve.val_batch, on config.Evolve.ValBatchAt
+// of its images drawn afresh for the generation by
+// config.Evolve.ValSampleSeed; on the remote's workers when there is one.
 type genScorer struct {
 	cfg    *config.Config
 	full   *evaluator.Evaluator
@@ -29,12 +29,12 @@ type genScorer struct {
 // releases it.
 func (s *genScorer) sample(gen int) (sc evaluator.Scorer, seed int64, done func(), err error) {
 	ec := &s.cfg.Evolve
-	whole := ec.ValBatch == 0 || ec.ValBatch >= s.val.N
+	size := ec.ValBatchAt(gen)
+	whole := size == 0 || size >= s.val.N
 	if !whole {
 		seed = ec.ValSampleSeed(gen)
 	}
 	if s.remote != nil {
-		size := ec.ValBatch
 		if whole {
 			size = 0
 		}
@@ -43,7 +43,7 @@ func (s *genScorer) sample(gen int) (sc evaluator.Scorer, seed int64, done func(
 	if whole {
 		return s.full, 0, func() {}, nil
 	}
-	idx, _ := s.val.Sample(ec.ValBatch, seed)
+	idx, _ := s.val.Sample(size, seed)
 	sub := s.val.Subset(idx, fmt.Sprintf("%s-gen%d", s.val.Name, gen))
 	ev, err := evaluator.New(s.b, sub, s.cfg.StagingConfig(), s.opts)
 	if err != nil {

@@ -84,7 +84,7 @@ func logLines(t *testing.T, log []byte, event string) []map[string]any {
 // generationKeys are the fields of a generation line that do not depend on
 // timing.
 var generationKeys = []string{"gen", "best", "mean", "species", "params", "flops", "nodes", "best_genome",
-	"best_ever", "evaluated", "failed", "threshold", "val_sample", "mode", "chunks"}
+	"best_ever", "evaluated", "failed", "threshold", "val_sample", "val_batch", "mode", "chunks"}
 
 func TestEvolveSynthetic(t *testing.T) {
 	dir := t.TempDir()
@@ -240,12 +240,22 @@ func runChild(t *testing.T, kill func(line []byte) bool, args ...string) (stderr
 // file, and the same generation lines (those of the killed process and of
 // the resumed one together).
 func TestEvolveResumeAfterKill(t *testing.T) {
+	t.Run("fixed sample", func(t *testing.T) { testResumeAfterKill(t, "") })
+	// The sample grows from 100 to 250 images over the 12 generations: a
+	// resumed run must draw each generation's images as the uninterrupted
+	// one did.
+	t.Run("growing sample", func(t *testing.T) {
+		testResumeAfterKill(t, "val_batch = 100\nval_batch_final = 250\nes_anneal = 12")
+	})
+}
+
+func testResumeAfterKill(t *testing.T, extra string) {
 	const gens = 12
 	whole := t.TempDir()
-	wholeLog, _ := runChild(t, nil, "evolve", "--config", evolveConfig(t, whole, gens, ""))
+	wholeLog, _ := runChild(t, nil, "evolve", "--config", evolveConfig(t, whole, gens, extra))
 
 	cut := t.TempDir()
-	cfg := evolveConfig(t, cut, gens, "")
+	cfg := evolveConfig(t, cut, gens, extra)
 	killedLog, killed := runChild(t, func(line []byte) bool {
 		return bytes.Contains(line, []byte(`"event":"generation"`)) && bytes.Contains(line, []byte(`"resume_at":4,`))
 	}, "evolve", "--config", cfg)
