@@ -88,7 +88,7 @@ func BenchmarkConv2D(b *testing.B) {
 }
 
 func BenchmarkDense(b *testing.B) {
-	for _, d := range []struct{ in, out int }{{128, 10}, {3136, 10}, {784, 128}, {1024, 256}} {
+	for _, d := range []struct{ in, out int }{{128, 10}, {784, 10}, {3136, 10}, {784, 128}, {1024, 256}} {
 		for _, threads := range []int{1, 2} {
 			batch := 256
 			r := rand.New(rand.NewPCG(1, 1))
