@@ -246,13 +246,17 @@ func (f *cpuForward) computeTile(d *data, lo, hi int) []float32 {
 // computes at a time: it stays in the core's L2 for the pool.
 const convPoolBytes = 256 << 10
 
+// fuseConvPool lets convThenPool run (tests compare it with the step by
+// step order).
+var fuseConvPool = true
+
 // poolsNext reports whether step i is a convolution (one input, packed
 // weights) whose output only step i+1, a max or average pool, reads, and
 // whose input and workspace the pool's output does not overlap: then
 // convThenPool may run the two a few images at a time.
 func (f *cpuForward) poolsNext(i int) bool {
 	g := f.g
-	if i+1 >= len(g.Steps) {
+	if !fuseConvPool || i+1 >= len(g.Steps) {
 		return false
 	}
 	s, sp := &g.Steps[i], &g.Steps[i+1]
