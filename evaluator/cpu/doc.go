@@ -30,7 +30,9 @@
 // images into one part per thread instead, whose logits are reduced
 // together as the tile's; a slice of several tiles but fewer than threads
 // runs as one part whose kernel calls share the threads. In float32, each layer's weights are
-// packed for the kernels once per forward. In bfloat16, weights and
+// packed for the kernels once per forward, and a convolution whose output
+// only a pool reads runs with that pool a few images at a time, so that
+// the pool reads it from L2. In bfloat16, weights and
 // activations are stored as bfloat16 and every step computes in float32
 // on a tile of images converted on the fly. The kernels themselves
 // (convolution, dense, pooling, merges, activations, in Go and AVX2/AVX-512

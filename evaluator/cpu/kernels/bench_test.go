@@ -88,7 +88,7 @@ func BenchmarkConv2D(b *testing.B) {
 }
 
 func BenchmarkDense(b *testing.B) {
-	for _, d := range []struct{ in, out int }{{128, 10}, {3136, 10}, {784, 128}, {1024, 256}} {
+	for _, d := range []struct{ in, out int }{{128, 10}, {784, 10}, {3136, 10}, {784, 128}, {1024, 256}} {
 		for _, threads := range []int{1, 2} {
 			batch := 256
 			r := rand.New(rand.NewPCG(1, 1))
@@ -149,6 +149,37 @@ func BenchmarkConv2DModes(b *testing.B) {
 				b.ReportMetric(float64(s.FLOPs())*float64(batch)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
 			kernels.SetConvMode(prev)
+		}
+	}
+}
+
+// BenchmarkConvPool is the evolve genomes' first two steps on a tile of 72
+// images (what the CPU backend's tile holds for them): a 3×3 ReLU
+// convolution of one 28×28 channel into 8 or 16, then the 4×4 stride-4 max
+// pool, step by step over the tile (chunk=72) or a few images at a time
+// (the convolution's output of those images still in L2 for the pool).
+func BenchmarkConvPool(b *testing.B) {
+	const tile = 72
+	for _, oc := range []int{8, 16} {
+		s := kernels.ConvShape{C: 1, H: 28, W: 28, OC: oc, K: 3, Stride: 1, Pad: 1, OH: 28, OW: 28}
+		r := rand.New(rand.NewPCG(1, 1))
+		src, w, bias := randSlice(r, tile*28*28, 1), randSlice(r, oc*9, 1), randSlice(r, oc, 0.1)
+		conv := make([]float32, tile*oc*28*28)
+		pooled := make([]float32, tile*oc*7*7)
+		ws := make([]float32, kernels.ConvPackedWorkspace(s, tile, 1))
+		packed := make([]float32, kernels.PackedConvLen(s))
+		pk := kernels.PackConv(packed, w, s, tile, 1)
+		for _, chunk := range []int{tile, max(1, (256<<10)/4/(oc*28*28))} {
+			b.Run(fmt.Sprintf("c%d/chunk=%d", oc, chunk), func(b *testing.B) {
+				for b.Loop() {
+					for a := 0; a < tile; a += chunk {
+						m := min(chunk, tile-a)
+						co := conv[:m*oc*28*28]
+						kernels.Conv2DPacked(co, src[a*28*28:(a+m)*28*28], packed, pk, bias, s, m, kernels.ReLU, ws, 1)
+						kernels.MaxPool2D(pooled[a*oc*49:(a+m)*oc*49], co, m, oc, 28, 28, 4, 4, 7, 7)
+					}
+				}
+			})
 		}
 	}
 }

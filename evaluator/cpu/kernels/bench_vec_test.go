@@ -15,14 +15,25 @@ func reportElems(b *testing.B, n int) {
 }
 
 func BenchmarkPool(b *testing.B) {
-	for _, c := range []struct{ c, hw, k, s int }{{16, 28, 2, 2}, {64, 14, 2, 2}, {128, 7, 2, 2}, {32, 28, 3, 2}, {8, 28, 4, 4}} {
+	for _, c := range []struct {
+		c, hw, k, s int
+		relu        bool // the input a ReLU's output: no sign bits
+	}{{16, 28, 2, 2, false}, {64, 14, 2, 2, false}, {128, 7, 2, 2, false}, {32, 28, 3, 2, false}, {8, 28, 4, 4, false},
+		{8, 28, 4, 4, true}, {16, 28, 4, 4, true}} {
 		batch := 128
 		oh := kernels.OutSize(c.hw, c.k, c.s, 0)
 		r := rand.New(rand.NewPCG(1, 1))
 		src := randSlice(r, batch*c.c*c.hw*c.hw, 1)
+		name := fmt.Sprintf("c%d_%d_k%ds%d", c.c, c.hw, c.k, c.s)
+		if c.relu {
+			name += "_relu"
+			for i, v := range src {
+				src[i] = max(v, 0)
+			}
+		}
 		dst := make([]float32, batch*c.c*oh*oh)
 		for _, isMax := range []bool{true, false} {
-			name := fmt.Sprintf("c%d_%d_k%ds%d/max=%v", c.c, c.hw, c.k, c.s, isMax)
+			name := fmt.Sprintf("%s/max=%v", name, isMax)
 			b.Run(name, func(b *testing.B) {
 				benchPaths(b, func(b *testing.B) {
 					for b.Loop() {

@@ -35,10 +35,14 @@
 // when an image is at most 48 KiB (the last image, with no slack after it,
 // is still copied into planes).
 //
-// Dense layers pack Wᵀ in column panels and the batch in row panels. Small
-// channel counts (1 to 16) keep their speed because the tile height is a
-// run-time argument (no padding to the register block) and the tile width
-// is chosen per shape.
+// Dense layers pack Wᵀ in column panels and the batch in row panels; a
+// dense layer of at most 16 outputs on AVX-512 reads the batch rows where
+// they lie instead (the same sums in the same order). Small channel counts
+// (1 to 16) keep their speed because the tile height is a run-time argument
+// (no padding to the register block) and the tile width is chosen per
+// shape. Pools run vector kernels: 2×2 stride 2, any window by a row
+// kernel, and the evolve genomes' 4×4 stride 4 in one pass over four rows
+// (without sign bits or NaN, as a ReLU leaves them, in any order).
 //
 // # Memory and threads
 //

@@ -69,22 +69,42 @@ func main() {
 	p("GLOBL ·laneBits(SB), RODATA|NOPTR, $32\n")
 	for _, is := range isas {
 		for nv := 1; nv <= 4; nv++ {
-			kernel(is, nv)
+			kernel(is, nv, false)
 		}
 	}
+	kernel(isas[0], 1, true)
 	if err := os.WriteFile("gemm_amd64.s", b.Bytes(), 0o644); err != nil {
 		panic(err)
 	}
 	genVec()
 }
 
-func kernel(is isa, nv int) {
+// kernel writes the micro-kernel of nv vectors for is. A strided kernel
+// (gemm512x1s, AVX-512 and nv = 1 only) reads row r of A at a[aoff +
+// r·astride + k] instead of a[aoff + k·astride + r], and B at b[boff +
+// k·16] (koff unread): a dense layer of at most 16 outputs reads its batch
+// rows where they lie instead of transposing them into a panel. The sums
+// are the same, in the same order.
+func kernel(is isa, nv int, strided bool) {
 	m := is.mrMax[nv]
 	acc := func(r, v int) string { return fmt.Sprintf("%s%d", is.reg, r*nv+v) }
 	breg := func(v int) string { return fmt.Sprintf("%s%d", is.reg, m*nv+v) }
 	t := fmt.Sprintf("%s%d", is.reg, is.t)
 	t2 := fmt.Sprintf("%s%d", is.reg, is.t2)
 	name := fmt.Sprintf("%s%d", is.name, nv)
+	// Strided: row r of A at base r/5 (SI, AX, DX, R12, R13, R14: rows 0,
+	// 5, 10, ...) plus 0, 1, 2, 3 or 4 row strides (R9: one, R11: three).
+	bases := []string{"SI", "AX", "DX", "R12", "R13", "R14"}
+	arow := func(r int) string {
+		b := bases[r/5]
+		return [...]string{"(" + b + ")", "(" + b + ")(R9*1)", "(" + b + ")(R9*2)", "(" + b + ")(R11*1)", "(" + b + ")(R9*4)"}[r%5]
+	}
+	if strided {
+		if is.reg != "Z" || nv != 1 || (m+4)/5 > len(bases) {
+			panic("strided: AVX-512, nv = 1 only")
+		}
+		name += "s"
+	}
 	lbl := func(s string) string { return fmt.Sprintf("%s_%s", name, s) }
 	zmm := is.reg == "Z"
 	// gate skips to label past row r when the tile has r rows or fewer.
@@ -95,7 +115,11 @@ func kernel(is isa, nv int) {
 		}
 	}
 
-	p("// func %s(t *tileArgs): a tile of up to %d rows by %d columns.", name, m, nv*is.vb/4)
+	if strided {
+		p("// func %s(t *tileArgs): a tile of up to %d rows by %d columns, A's rows astride apart.", name, m, nv*is.vb/4)
+	} else {
+		p("// func %s(t *tileArgs): a tile of up to %d rows by %d columns.", name, m, nv*is.vb/4)
+	}
 	p("TEXT ·%s(SB), NOSPLIT, $0-8", name)
 	p("\tMOVQ t+0(FP), DI")
 	p("\tMOVQ TA_A(DI), SI")
@@ -109,6 +133,13 @@ func kernel(is isa, nv int) {
 	p("\tMOVQ TA_ASTRIDE(DI), R9")
 	p("\tSHLQ $2, R9")
 	p("\tMOVQ TA_MR(DI), R10")
+	if strided {
+		p("\tLEAQ (R9)(R9*2), R11")
+		for i := 1; i < (m+4)/5; i++ {
+			p("\tLEAQ (%s)(R9*4), %s", bases[i-1], bases[i])
+			p("\tADDQ R9, %s", bases[i])
+		}
+	}
 	for r := 0; r < m; r++ {
 		for v := 0; v < nv; v++ {
 			if zmm {
@@ -121,13 +152,21 @@ func kernel(is isa, nv int) {
 	p("\tTESTQ CX, CX")
 	p("\tJEQ %s", lbl("epi"))
 	p("%s:", lbl("loop"))
-	p("\tMOVLQSX (R8), AX")
-	p("\tLEAQ (BX)(AX*4), AX")
-	for v := 0; v < nv; v++ {
-		p("\tVMOVUPS %d(AX), %s", v*is.vb, breg(v))
+	if strided {
+		p("\tVMOVUPS (BX), %s", breg(0))
+	} else {
+		p("\tMOVLQSX (R8), AX")
+		p("\tLEAQ (BX)(AX*4), AX")
+		for v := 0; v < nv; v++ {
+			p("\tVMOVUPS %d(AX), %s", v*is.vb, breg(v))
+		}
 	}
 	for r := 0; r < m; r++ {
 		gate(r, "next")
+		if strided {
+			p("\tVFMADD231PS.BCST %s, %s, %s", arow(r), breg(0), acc(r, 0))
+			continue
+		}
 		if zmm && nv == 1 {
 			p("\tVFMADD231PS.BCST %d(SI), %s, %s", 4*r, breg(0), acc(r, 0))
 			continue
@@ -138,8 +177,15 @@ func kernel(is isa, nv int) {
 		}
 	}
 	p("%s:", lbl("next"))
-	p("\tADDQ $4, R8")
-	p("\tADDQ R9, SI")
+	if strided {
+		p("\tADDQ $64, BX")
+		for i := range (m + 4) / 5 {
+			p("\tADDQ $4, %s", bases[i])
+		}
+	} else {
+		p("\tADDQ $4, R8")
+		p("\tADDQ R9, SI")
+	}
 	p("\tDECQ CX")
 	p("\tJNE %s", lbl("loop"))
 

@@ -39,6 +39,9 @@ func available(p Path) bool {
 func gemm512x1(t *tileArgs)
 
 //go:noescape
+func gemm512x1s(t *tileArgs)
+
+//go:noescape
 func gemm512x2(t *tileArgs)
 
 //go:noescape
@@ -58,6 +61,12 @@ func gemm256x3(t *tileArgs)
 
 //go:noescape
 func gemm256x4(t *tileArgs)
+
+// gemmRows runs the one-vector AVX-512 tile with A's rows where they lie:
+// row r of A at a[aoff + r·astride + k], B at b[boff + k·16] (koff
+// unread). The same sums as gemm512x1's in the same order, so the same
+// bits as gemm512x1 on A transposed into a panel.
+func gemmRows(t *tileArgs) { gemm512x1s(t) }
 
 func gemm(p Path, nv int, t *tileArgs) {
 	switch p {

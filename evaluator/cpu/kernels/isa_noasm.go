@@ -8,6 +8,7 @@ package kernels
 func best() Path                            { return PureGo }
 func available(p Path) bool                 { return p == PureGo }
 func gemm(_ Path, nv int, t *tileArgs)      { gemmGo(t, nv) }
+func gemmRows(*tileArgs)                    { panic("kernels: no AVX-512") }
 func applyVec(_ Path, act Act, x []float32) { applyGo(act, x) }
 func pool2x2(_ Path, isMax bool, dst, src []float32, planes, h, w, oh, ow int) {
 	pool2x2Rows(isMax, dst, src, planes, h, w, oh, ow, 0)

@@ -5,7 +5,9 @@ import "fmt"
 // Pools work plane by plane over NCHW data (b·c planes of h×w), floor mode,
 // no padding. Max pooling propagates NaN, as PyTorch does; average pooling
 // divides the window sum by k·k. The 2×2 stride-2 pool, by far the most
-// common, has vector kernels; other windows run a scalar loop.
+// common, has vector kernels; the 4×4 stride-4 max pool of the evolve
+// genomes an AVX-512 kernel of its own (pool4_amd64.s); other windows the
+// AVX-512 row kernel (poolVec), or a scalar loop on the other paths.
 
 func checkPool(name string, dst, src []float32, b, c, h, w, k, stride, oh, ow int) {
 	if b < 1 || c < 1 || h < 1 || w < 1 || k < 1 || stride < 1 || oh < 1 || ow < 1 ||

@@ -4,16 +4,27 @@
 
 // The 4×4 stride-4 max pool of the genomes `neateval evolve` breeds (28×28
 // maps pooled to 7×7), on AVX-512, for rows of at most 32 floats. Each
-// output row: the four input rows, two vectors each; within each row every
-// group of four columns reduced to its first lane (pairs, then pairs of
-// pairs), then the four rows in order, then the first lane of each group
-// gathered into the row's outputs. Each step keeps the earlier operand on a
-// tie (VMAXPS returns its second source unless the first is greater), so
-// the winner is the window's first maximum in row-major order, the scalar
-// loop's: a signed zero comes out the same. NaN is not handled: the kernel
-// reports whether it read one, and the caller then pools the planes again
-// with the general kernel, which propagates the first NaN as the scalar
-// loop does.
+// output row reads the four input rows, two vectors each, once.
+//
+// Fast path: the four rows reduced column by column (VPMAXUD: the floats'
+// bits as unsigned integers), then each group of four columns to its first
+// lane, then the groups' first lanes gathered into the row's outputs. On
+// floats whose bits are at most +Inf's (no sign bit, no NaN: the output of
+// a ReLU) the unsigned order is the float order and equal floats have equal
+// bits, so this is the window's maximum, bit for bit, whatever the order of
+// the reduction. A negative number (-0 included) or a NaN anywhere in a
+// window makes that window's unsigned maximum exceed +Inf's bits: the row is
+// then pooled again by the ordered path, and so is the rest of the plane.
+//
+// Ordered path: within each row every group of four columns reduced to its
+// first lane (pairs, then pairs of pairs), then the four rows in order,
+// then the first lane of each group gathered into the row's outputs. Each
+// step keeps the earlier operand on a tie (VMAXPS returns its second source
+// unless the first is greater), so the winner is the window's first maximum
+// in row-major order, the scalar loop's: a signed zero comes out the same.
+// NaN is not handled: the kernel reports whether it read one, and the
+// caller then pools the planes again with the general kernel, which
+// propagates the first NaN as the scalar loop does.
 
 DATA ·pool4Idx+0(SB)/4, $0
 DATA ·pool4Idx+4(SB)/4, $4
@@ -39,6 +50,14 @@ GLOBL ·pool4Idx(SB), RODATA|NOPTR, $64
 	VMAXPS    Z, Z8, Z     \
 	VPERMILPS $0x4E, Z, Z8 \
 	VMAXPS    Z, Z8, Z
+
+// UGROUP reduces each group of four lanes of Z to its first lane, as
+// unsigned integers.
+#define UGROUP(Z) \
+	VPSHUFD $0xB1, Z, Z8 \
+	VPMAXUD Z, Z8, Z     \
+	VPSHUFD $0x4E, Z, Z8 \
+	VPMAXUD Z, Z8, Z
 
 // NANS ors into K7 the lanes of Z that are NaN.
 #define NANS(Z) \
@@ -70,6 +89,8 @@ TEXT ·maxPool4x4_512(SB), NOSPLIT, $0-96
 	KMOVW AX, K3
 	KXORW K7, K7, K7
 	VMOVDQU32 ·pool4Idx(SB), Z15
+	MOVL $0x7F800000, AX // +Inf's bits
+	VPBROADCASTD AX, Z14
 
 	SHLQ $2, R12  // input row, bytes
 	MOVQ R12, R13
@@ -80,6 +101,7 @@ TEXT ·maxPool4x4_512(SB), NOSPLIT, $0-96
 plane:
 	MOVQ SI, BX
 	MOVQ R9, CX
+	XORQ DX, DX // 1: the rest of the plane on the ordered path
 
 row:
 	MOVQ BX, AX
@@ -94,6 +116,28 @@ row:
 	ADDQ R12, AX
 	VMOVUPS.Z (AX), K2, Z6
 	VMOVUPS.Z 64(AX), K3, Z7
+	TESTQ DX, DX
+	JNE ordered
+	VPMAXUD Z2, Z0, Z9
+	VPMAXUD Z6, Z4, Z10
+	VPMAXUD Z3, Z1, Z11
+	VPMAXUD Z7, Z5, Z12
+	VPMAXUD Z10, Z9, Z9
+	VPMAXUD Z12, Z11, Z11
+	UGROUP(Z9)
+	UGROUP(Z11)
+	VMOVAPS Z15, Z10
+	VPERMI2D Z11, Z9, Z10
+	VPCMPUD $6, Z14, Z10, K1, K4 // outputs above +Inf's bits
+	KORTESTW K4, K4
+	JNE slowrow
+	VMOVUPS Z10, K1, (DI)
+	JMP nextrow
+
+slowrow:
+	MOVQ $1, DX
+
+ordered:
 	NANS(Z0)
 	NANS(Z1)
 	NANS(Z2)
@@ -119,6 +163,8 @@ row:
 	VMOVAPS Z15, Z8
 	VPERMI2PS Z1, Z0, Z8
 	VMOVUPS Z8, K1, (DI)
+
+nextrow:
 	ADDQ R14, DI
 	LEAQ (BX)(R12*4), BX
 	DECQ CX

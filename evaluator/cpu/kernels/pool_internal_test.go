@@ -115,3 +115,93 @@ func TestMaxPool4SameAsGo(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxPool4ReLUSameAsGo: on a ReLU's output (no sign bit, no NaN) the
+// 4×4 stride-4 pool takes its unsigned-integer path; a -0, a negative
+// number or a NaN planted in a window (anywhere in it, in any row or
+// plane) sends the row to the ordered path, and the results stay the
+// scalar loop's bit for bit. Planted beyond the windows (the columns and
+// rows that floor mode drops), they change nothing.
+func TestMaxPool4ReLUSameAsGo(t *testing.T) {
+	if selected() != AVX512 {
+		t.Skip("no AVX-512 on this machine")
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	negZero := float32(math.Copysign(0, -1))
+	for _, dims := range [][2]int{{28, 28}, {4, 4}, {7, 9}, {30, 30}, {32, 32}, {17, 13}, {9, 31}, {8, 20}} {
+		h, w := dims[0], dims[1]
+		const planes = 6
+		oh, ow := OutSize(h, 4, 4, 0), OutSize(w, 4, 4, 0)
+		for trial := range 40 {
+			src := make([]float32, planes*h*w)
+			for i := range src {
+				switch r.IntN(4) {
+				case 0, 1:
+					src[i] = 0 // whole windows of +0, as a ReLU leaves them
+				case 2:
+					src[i] = float32(r.IntN(3)) // ties
+				default:
+					src[i] = float32(math.Abs(r.NormFloat64())) * 1e-38 // subnormals too
+				}
+			}
+			if trial%4 == 1 {
+				src[r.IntN(len(src))] = float32(math.Inf(1))
+			}
+			// Plant trial%4 specials (none on the first trial of four).
+			for range trial % 4 {
+				i := r.IntN(len(src))
+				switch r.IntN(4) {
+				case 0, 1:
+					src[i] = negZero
+				case 2:
+					src[i] = -float32(r.IntN(2)) - 0.5
+				default:
+					src[i] = float32(math.NaN())
+				}
+			}
+			want := make([]float32, planes*oh*ow+3)
+			got := make([]float32, planes*oh*ow+3)
+			for i := range got {
+				got[i], want[i] = 7, 7
+			}
+			poolGo(true, want, src, planes, h, w, 4, 4, oh, ow, 1)
+			pool(AVX512, true, got, src, planes, h, w, 4, 4, oh, ow)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%dx%d trial %d: element %d = %v (%#x), scalar %v (%#x)", h, w, trial, i,
+						got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+				}
+			}
+		}
+		// A window of +0 with one -0 at each of its 16 places, and one with
+		// a -0 first and a +0 after it in column-major order but not in
+		// row-major order: only the ordered path gets all of them right.
+		for place := range 17 {
+			src := make([]float32, planes*h*w)
+			pl, oy, ox := r.IntN(planes), r.IntN(oh), r.IntN(ow)
+			at := func(ky, kx int) int { return pl*h*w + (4*oy+ky)*w + 4*ox + kx }
+			if place < 16 {
+				src[at(place/4, place%4)] = negZero
+			} else {
+				for ky := range 4 {
+					for kx := range 4 {
+						src[at(ky, kx)] = -1
+					}
+				}
+				src[at(0, 1)] = negZero
+				src[at(1, 0)] = 0
+			}
+			want := make([]float32, planes*oh*ow)
+			got := make([]float32, planes*oh*ow)
+			poolGo(true, want, src, planes, h, w, 4, 4, oh, ow, 1)
+			if !maxPool4(AVX512, got, src, planes, h, w, oh, ow) {
+				t.Fatalf("%dx%d: declined input without NaN", h, w)
+			}
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%dx%d -0 at place %d: element %d = %v, scalar %v", h, w, place, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
