@@ -146,15 +146,11 @@ func generations(ctx context.Context, evo *neat.Evolution, gs *genScorer, tb *tr
 	}
 	for evo.Generation() < ec.Generations {
 		t := time.Now()
-		var sample int64
+		var smp genSample
 		var done func()
 		var err error
-		batch := 0
-		if ev, sample, done, err = gs.sample(evo.Generation()); err != nil {
+		if ev, smp, done, err = gs.sample(evo.Generation()); err != nil {
 			return fmt.Errorf("evolve: generation %d: %w", evo.Generation(), err)
-		}
-		if sample != 0 {
-			batch = ec.ValBatchAt(evo.Generation())
 		}
 		st, err := evo.Step(ctx, fitness)
 		if err != nil {
@@ -170,7 +166,7 @@ func generations(ctx context.Context, evo *neat.Evolution, gs *genScorer, tb *tr
 			done()
 			return err
 		}
-		logGeneration(log, st, ev, evo, genLog{sample: sample, batch: batch, resumeAt: ck.written, took: time.Since(t)})
+		logGeneration(log, st, ev, evo, genLog{sample: smp, resumeAt: ck.written, took: time.Since(t)})
 		done()
 		_, _, median := tfevents.FitnessStats(scored)
 		if err := tb.generation(tfevents.Generation{Gen: st.Generation, Best: st.Best, Mean: st.Mean, Median: median,
@@ -228,9 +224,8 @@ func sameLines(a, b string) bool {
 // logGeneration writes the generation line.
 // genLog is what a generation line says beside the run's statistics.
 type genLog struct {
-	sample   int64 // the seed of the generation's images
-	batch    int   // how many images were drawn (0: all of them)
-	resumeAt int   // the generation the last checkpoint written resumes at
+	sample   genSample // the generation's images
+	resumeAt int       // the generation the last checkpoint written resumes at
 	took     time.Duration
 }
 
@@ -241,7 +236,7 @@ func logGeneration(log *zerolog.Logger, st neat.GenStats, sc evaluator.Scorer, e
 		Int64(KeyParams, st.BestParams).Int64(KeyFLOPs, st.BestFLOPs).Int(KeyNodes, st.BestNodes).
 		Int64(KeyBestGenome, st.BestGenome).Float64(KeyBestEver, bestFit).
 		Int(KeyEvaluated, st.Evaluated).Int(KeyFailed, st.Failed).Float64(KeyThreshold, st.Threshold).
-		Int64(KeyValSample, gl.sample).Int(KeyValBatch, gl.batch).Int(KeyResumeAt, gl.resumeAt)
+		Int64(KeyValSample, gl.sample.seed).Int(KeyValBatch, gl.sample.size).Int(KeyResumeAt, gl.resumeAt)
 	if !math.IsNaN(st.ESSigma) {
 		e = e.Float64(KeyESSigma, st.ESSigma).Float64(KeyESRate, st.ESRate)
 	}

@@ -24,32 +24,34 @@ type genScorer struct {
 	remote Remote // nil: score here
 }
 
-// sample is the scorer of generation gen and the seed of its sample (0
-// when the generation is scored on the whole validation set); done
-// releases it.
-func (s *genScorer) sample(gen int) (sc evaluator.Scorer, seed int64, done func(), err error) {
+// genSample is what generation gen is scored on: the seed of its sample
+// and how many images it draws (both 0 when it is scored on the whole
+// validation set).
+type genSample struct {
+	seed int64
+	size int
+}
+
+// sample is the scorer of generation gen and its sample; done releases
+// the scorer.
+func (s *genScorer) sample(gen int) (sc evaluator.Scorer, smp genSample, done func(), err error) {
 	ec := &s.cfg.Evolve
-	size := ec.ValBatchAt(gen)
-	whole := size == 0 || size >= s.val.N
-	if !whole {
-		seed = ec.ValSampleSeed(gen)
+	if size := ec.ValBatchAt(gen); size > 0 && size < s.val.N {
+		smp = genSample{seed: ec.ValSampleSeed(gen), size: size}
 	}
 	if s.remote != nil {
-		if whole {
-			size = 0
-		}
-		return s.remote.Scorer(size, seed, s.opts.Fitness), seed, func() {}, nil
+		return s.remote.Scorer(smp.size, smp.seed, s.opts.Fitness), smp, func() {}, nil
 	}
-	if whole {
-		return s.full, 0, func() {}, nil
+	if smp.size == 0 {
+		return s.full, smp, func() {}, nil
 	}
-	idx, _ := s.val.Sample(size, seed)
+	idx, _ := s.val.Sample(smp.size, smp.seed)
 	sub := s.val.Subset(idx, fmt.Sprintf("%s-gen%d", s.val.Name, gen))
 	ev, err := evaluator.New(s.b, sub, s.cfg.StagingConfig(), s.opts)
 	if err != nil {
-		return nil, 0, nil, err
+		return nil, genSample{}, nil, err
 	}
-	return ev, seed, ev.Close, nil
+	return ev, smp, ev.Close, nil
 }
 
 // finalists are the genomes the run may end with: the best genome by its
