@@ -77,16 +77,23 @@ type Data interface {
 type SliceStats struct {
 	Images    int
 	Correct   int
-	LossSum   float64 // Σ logsumexp(logits) − logits[label], over finite rows
-	NonFinite int     // images whose logits held NaN or ±Inf
+	LossSum   Sum // Σ logsumexp(logits) − logits[label], over finite rows, exact
+	NonFinite int // images whose logits held NaN or ±Inf
 }
 
-// Add accumulates o into s.
+// Add accumulates o into s. The loss is summed exactly (Sum), so a
+// genome's statistics do not depend on how its images were sliced.
 func (s *SliceStats) Add(o SliceStats) {
 	s.Images += o.Images
 	s.Correct += o.Correct
-	s.LossSum += o.LossSum
+	s.LossSum.Merge(o.LossSum)
 	s.NonFinite += o.NonFinite
+}
+
+// Equal says whether s and o are the same statistics, their loss sums
+// equal exactly.
+func (s SliceStats) Equal(o SliceStats) bool {
+	return s.Images == o.Images && s.Correct == o.Correct && s.NonFinite == o.NonFinite && s.LossSum.Equal(o.LossSum)
 }
 
 // BackendOptions are what every backend is created with.

@@ -172,7 +172,7 @@ func scoreGenome(ctx context.Context, b Backend, ctl *vram.BatchController, o *O
 		return r, nil
 	}
 	r.Accuracy = float64(total.Correct) / float64(total.Images)
-	r.Loss = total.LossSum / float64(total.Images)
+	r.Loss = total.LossSum.Float64() / float64(total.Images)
 	r.Fitness = o.Fitness(Metrics{Accuracy: r.Accuracy, Loss: r.Loss, Images: r.Images, Params: r.Params, FLOPs: r.FLOPs})
 	return r, nil
 }

@@ -4,9 +4,10 @@ import "math"
 
 // Reduce scores n rows of logits against their labels, as SliceStats
 // defines it: a backend that reduces on the host calls it, one that reduces
-// on its device computes the same. The prediction is the argmax (a tie goes to the lowest class), the loss of a row is
-// logsumexp(logits) − logits[label], computed in float64 after subtracting
-// the row's max. A row with a NaN or ±Inf counts in NonFinite and adds to
+// on its device computes the same. The prediction is the argmax (a tie
+// goes to the lowest class), the loss of a row is logsumexp(logits) −
+// logits[label], computed in float64 after subtracting the row's max, and
+// the rows' losses are summed exactly (Sum). A row with a NaN or ±Inf counts in NonFinite and adds to
 // neither the correct count nor the loss.
 func Reduce(logits []float32, labels []uint8, classes int) SliceStats {
 	st := SliceStats{Images: len(labels)}
@@ -33,7 +34,7 @@ func Reduce(logits []float32, labels []uint8, classes int) SliceStats {
 		for _, v := range row {
 			sum += math.Exp(float64(v) - float64(best))
 		}
-		st.LossSum += math.Log(sum) + float64(best) - float64(row[label])
+		st.LossSum.Add(math.Log(sum) + float64(best) - float64(row[label]))
 	}
 	return st
 }

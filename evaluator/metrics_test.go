@@ -20,7 +20,7 @@ func TestReduce(t *testing.T) {
 	}
 	st := evaluator.Reduce(logits, []uint8{0, 2, 0, 1}, 3)
 	loss := (math.Log(2*math.E+1) - 1) + (math.Log(math.Exp(2)+2) - 0)
-	if st.Images != 4 || st.Correct != 1 || st.NonFinite != 2 || math.Abs(st.LossSum-loss) > 1e-12 {
+	if st.Images != 4 || st.Correct != 1 || st.NonFinite != 2 || math.Abs(st.LossSum.Float64()-loss) > 1e-12 {
 		t.Errorf("Reduce = %+v, want 4 images, 1 correct, 2 non-finite, loss sum %v", st, loss)
 	}
 }

@@ -29,7 +29,7 @@ func TestOOMRecovery(t *testing.T) {
 	small := newCPU(t, evaluator.BackendOptions{MemoryBytes: 24 << 20})
 	got := evaltest.Evaluate(t, small, ds, pop, staging.DefaultConfig(),
 		evaluator.Options{EvalBatchSize: 45000, CacheData: true, Logger: &log})
-	evaltest.Same(t, big, got)
+	evaltest.Identical(t, big, got)
 	shrinks := strings.Count(logs.String(), `"event":"batch_shrink"`)
 	if shrinks == 0 {
 		t.Errorf("no batch_shrink in the log of a run that cannot fit: %s", logs.String())
@@ -64,7 +64,7 @@ func TestFaultInjection(t *testing.T) {
 					t.Errorf("rate %.1f seed %d: genome %d lost: %v", rate, seed, r.GenomeID, r.Err)
 				}
 			}
-			evaltest.Same(t, base, got)
+			evaltest.Identical(t, base, got)
 			shrinks := strings.Count(logs.String(), `"event":"batch_shrink"`)
 			oomShrinks := strings.Count(logs.String(), `"reason":"oom"`) - strings.Count(logs.String(), `"event":"batch_retry"`)
 			retries := strings.Count(logs.String(), `"event":"batch_retry"`)

@@ -132,7 +132,7 @@ func TestStagingEquivalence(t *testing.T) {
 						rs := evaltest.Evaluate(t, b, ds, pop, st, evaluator.Options{
 							EvalBatchSize: batch, Parallel: par, Threads: 2, CacheData: cached, Logger: &logger,
 						})
-						evaltest.Same(t, base, rs)
+						evaltest.Identical(t, base, rs)
 						plans := planEvents(t, log.Bytes())
 						if len(plans) != 1 {
 							t.Fatalf("%d plan events, want 1", len(plans))
@@ -234,7 +234,7 @@ func TestGenomeLargerThanAnyChunk(t *testing.T) {
 	}
 	plan := e.Manager().Plan()
 	e.Close()
-	evaltest.Same(t, want, got)
+	evaltest.Identical(t, want, got)
 	if got[4].Err != nil {
 		t.Errorf("wide genome: %v", got[4].Err)
 	}
@@ -262,7 +262,7 @@ func TestGenomeLargerThanAnyChunk(t *testing.T) {
 			t.Errorf("genome %d: %v", g.GenomeID, g.Err)
 		}
 	}
-	evaltest.Same(t, want, slices.Delete(got, 2, 3))
+	evaltest.Identical(t, want, slices.Delete(got, 2, 3))
 }
 
 func mustCompile(t testing.TB, g *neat.Genome, in neat.Input, classes int) *neat.Graph {
@@ -292,7 +292,7 @@ func TestStagingEmptyAndOne(t *testing.T) {
 		}
 		results = append(results, rs)
 	}
-	evaltest.Same(t, results[0], results[1])
+	evaltest.Identical(t, results[0], results[1])
 
 	bad := &neat.Population{Input: in, NumClasses: 3, Genomes: []*neat.Genome{{ID: 9, Output: 42}}}
 	for _, st := range []staging.Config{staging.DefaultConfig(), staged} {

@@ -57,7 +57,7 @@ func TestConvThenPoolSameResults(t *testing.T) {
 				c.Close()
 				fuseConvPool = prev
 			}
-			if st[0] != st[1] {
+			if !st[0].Equal(st[1]) {
 				t.Errorf("seed %d genome %d: %+v, step by step %+v", seed, g.GenomeID, st[1], st[0])
 			}
 		}

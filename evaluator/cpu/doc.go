@@ -38,10 +38,10 @@
 // (convolution, dense, pooling, merges, activations, in Go and AVX2/AVX-512
 // assembly) are the package evaluator/cpu/kernels.
 //
-// The tiles are those of a single-threaded forward and their statistics
-// are added tile by tile in order, and the kernels compute each image the
-// same whatever the other images of a call, so results do not depend on
-// the thread count, not even in the last bit of the loss.
+// The kernels compute each image the same whatever the other images of a
+// call, and the images' losses are summed exactly (evaluator.Sum), so
+// results depend neither on the thread count nor on how the images were
+// tiled or sliced, not even in the last bit of the loss.
 //
 // # Use
 //

@@ -99,7 +99,7 @@ func testPartsSameResults(t *testing.T, n int) {
 						m.Unload()
 						if threads == 1 && split {
 							want = append(want, st)
-						} else if st != want[gi] {
+						} else if !st.Equal(want[gi]) {
 							t.Errorf("%v cached=%v threads=%d split=%v: genome %d: %+v, want %+v", dt, cached, threads, split, g.GenomeID, st, want[gi])
 						}
 					}

@@ -23,9 +23,10 @@ import (
 // slice of fewer tiles than threads runs as one part whose kernel calls
 // share their images among the threads.
 //
-// The tiles are the same as a single-threaded forward's, and their
-// statistics are added tile by tile in order, so results do not depend on
-// the thread count at all, not even in the last bit of the loss.
+// The kernels compute each image the same whatever the other images of a
+// tile or a call, and the images' losses are summed exactly
+// (evaluator.Sum), so results depend neither on the thread count nor on
+// the tile or the slicing, not even in the last bit of the loss.
 
 // forwardPlan is the layout of one forward's block: in float32, the
 // weights packed for the kernels, shared by the parts; then the parts,

@@ -111,7 +111,7 @@ func (b *Backend) Forward(ctx context.Context, mm evaluator.Model, dd evaluator.
 	return evaluator.SliceStats{
 		Images:    n,
 		Correct:   int(stats[1]),
-		LossSum:   math.Float64frombits(stats[0]),
+		LossSum:   evaluator.SumOf(math.Float64frombits(stats[0])),
 		NonFinite: int(stats[2]),
 	}, nil
 }

@@ -325,5 +325,5 @@ func popStats(sl *slot, i int, r *popReq) (evaluator.SliceStats, error) {
 	if int64(st[3]) != int64(n) {
 		return evaluator.SliceStats{}, fmt.Errorf("the population reduction reported %d rows for a slice of %d", int64(st[3]), n)
 	}
-	return evaluator.SliceStats{Images: n, Correct: int(st[1]), LossSum: math.Float64frombits(st[0]), NonFinite: int(st[2])}, nil
+	return evaluator.SliceStats{Images: n, Correct: int(st[1]), LossSum: evaluator.SumOf(math.Float64frombits(st[0])), NonFinite: int(st[2])}, nil
 }

@@ -196,6 +196,30 @@ func Same(t testing.TB, want, got []evaluator.Result) {
 	}
 }
 
+// Identical checks that got holds want's results bit for bit: the same
+// genomes, errors, accuracy, loss and fitness. A backend's results on one
+// dtype do not depend on how they were computed (batch size, slicing,
+// parallel forwards, threads, out-of-memory retries): SliceStats sums the
+// loss exactly.
+func Identical(t testing.TB, want, got []evaluator.Result) {
+	t.Helper()
+	if len(want) != len(got) {
+		t.Fatalf("%d results, want %d", len(got), len(want))
+	}
+	for i := range want {
+		w, g := want[i], got[i]
+		if (w.Err == nil) != (g.Err == nil) {
+			t.Errorf("genome %d: error %v, want %v", w.GenomeID, g.Err, w.Err)
+			continue
+		}
+		same := func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
+		if w.GenomeID != g.GenomeID || w.Images != g.Images || !same(w.Accuracy, g.Accuracy) || !same(w.Loss, g.Loss) || !same(w.Fitness, g.Fitness) {
+			t.Errorf("genome %d: got genome %d, %d images, accuracy %v, loss %v, fitness %v; want %d images, accuracy %v, loss %v, fitness %v",
+				w.GenomeID, g.GenomeID, g.Images, g.Accuracy, g.Loss, g.Fitness, w.Images, w.Accuracy, w.Loss, w.Fitness)
+		}
+	}
+}
+
 // NonFinite checks that a genome whose logits overflow gets an error result
 // that says so, while the rest of the population is scored.
 func NonFinite(t *testing.T, nb NewBackend) {
