@@ -101,7 +101,11 @@ func (c ControllerConfig) Validate() error {
 // Job's Need, calibrated by what the allocator measured) says so; once a
 // size has fit, a failure above it steps back toward that size instead.
 // When the device's peak reserved memory passes Threshold of its total
-// after a slice, the batch shrinks before an out-of-memory can happen.
+// after a slice, the batch shrinks before an out-of-memory can happen —
+// unless neither the allocations at the peak nor the peak less the cache
+// the slice began with passed it: then the excursion was free blocks that
+// forwards of other sizes left in the cache (a varied population piles
+// them up), and the cache is emptied without shrinking, once a walk.
 // Whenever the slice size changes, the device's cache is emptied first: a
 // cache cut for one size, reused for another, pins segments and wastes
 // memory (the fragmentation PyTorch's expandable segments address), so each
@@ -215,9 +219,9 @@ func (c *BatchController) Run(ctx context.Context, job Job, n int, fn func(lo, h
 			c.dev.EmptyCache()
 		}
 		last = s
-		epoch, base := c.begin()
+		at := c.begin()
 		ferr := fn(lo, hi)
-		o := c.end(epoch, base, ferr == nil, r.b > c.cfg.Min)
+		o := c.end(at, ferr == nil, r.b > c.cfg.Min)
 		if ferr == nil {
 			lo = hi
 			st.Slices++
@@ -268,10 +272,17 @@ func oomFigures(oe *OOMError, dev Device) (req, free, total int64) {
 	return 0, free, total
 }
 
+// sliceStart is what the device held when a slice began.
+type sliceStart struct {
+	epoch  uint64 // the controller's peak epoch
+	base   int64  // bytes allocated: weights, other forwards
+	cached int64  // bytes reserved but free: the cache
+}
+
 // begin marks a slice as running. The device's peak figures are reset when
 // no other slice runs, so that they cover exactly this slice when it runs
 // alone, and everything that overlapped it otherwise.
-func (c *BatchController) begin() (epoch uint64, base int64) {
+func (c *BatchController) begin() sliceStart {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.inFlight == 0 {
@@ -279,7 +290,8 @@ func (c *BatchController) begin() (epoch uint64, base int64) {
 		c.epoch++
 	}
 	c.inFlight++
-	return c.epoch, c.dev.Stats().Allocated
+	st := c.dev.Stats()
+	return sliceStart{epoch: c.epoch, base: st.Allocated, cached: st.Reserved - st.Allocated}
 }
 
 // observation is what the device says after a slice.
@@ -290,25 +302,32 @@ type observation struct {
 	peakReserved int64
 	exceeded     bool  // the threshold trigger fired
 	excess       int64 // bytes of peak reserved above the threshold
+	// cacheOnly: the trigger fired, but neither the allocations at the
+	// peak nor the peak reserved less the cache the slice began with
+	// passed the threshold. The excursion was free blocks left by earlier
+	// forwards (of other sizes: a varied population piles them up), which
+	// end has returned to the device.
+	cacheOnly bool
 }
 
 // end marks a slice as done and reads the figures. When the slice
 // succeeded and the peak reserved memory passed the threshold, it fires the
 // trigger for this slice: it empties the cache and resets the peak, so one
 // excursion shrinks one Run, not every Run that sees it.
-func (c *BatchController) end(epoch uint64, base int64, ok, canShrink bool) observation {
+func (c *BatchController) end(at sliceStart, ok, canShrink bool) observation {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.inFlight--
 	st := c.dev.Stats()
-	o := observation{base: base, total: st.Total, peakReserved: st.PeakReserved}
-	if !ok || epoch != c.epoch {
+	o := observation{base: at.base, total: st.Total, peakReserved: st.PeakReserved}
+	if !ok || at.epoch != c.epoch {
 		return o // the peak was reset while this slice ran: it no longer covers it
 	}
-	o.measured = max(0, st.PeakAllocated-base)
+	o.measured = max(0, st.PeakAllocated-at.base)
 	limit := int64(c.cfg.Threshold * float64(st.Total))
 	if c.cfg.Threshold < 1 && canShrink && st.PeakReserved > limit {
 		o.exceeded, o.excess = true, st.PeakReserved-limit
+		o.cacheOnly = st.PeakAllocated <= limit && st.PeakReserved-at.cached <= limit
 		c.dev.EmptyCache()
 		c.dev.ResetPeak()
 		c.epoch++

@@ -161,6 +161,62 @@ func TestControllerThreshold(t *testing.T) {
 	t.Logf("settled at batch %d, peak reserved %s of 128 MiB, %d shrinks", st.FinalBatch, vram.FormatBytes(last), st.Shrinks)
 }
 
+// TestControllerThresholdCache: free blocks that earlier forwards of other
+// sizes left in the cache push the peak reserved memory past the
+// threshold, though the forward itself fits well under it. The controller
+// empties the cache and keeps the batch; a forward that itself passes the
+// threshold still shrinks, cache or not.
+func TestControllerThresholdCache(t *testing.T) {
+	d := newCPU(t, vram.CPUOptions{MemoryBytes: 128 * mib})
+	pile := func() {
+		var bs []*vram.Block
+		for _, size := range []int64{35 * mib, 37 * mib} {
+			b, err := d.Alloc(size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bs = append(bs, b)
+		}
+		for _, b := range bs {
+			d.Free(b)
+		}
+	}
+	need := vram.Need{ActPerImage: kib, Buffers: 1}
+	forward := func(lo, hi int) error {
+		b, err := d.Alloc(need.Act(hi - lo))
+		if err != nil {
+			return err
+		}
+		d.Free(b)
+		return nil
+	}
+	for _, tc := range []struct {
+		images      int
+		wantShrinks bool
+	}{
+		{20 << 10, false}, // 20 MiB: the cache's excursion is forgiven
+		{70 << 10, true},  // 70 MiB: past 64 MiB on its own
+	} {
+		var buf bytes.Buffer
+		c := vram.NewBatchController(vram.ControllerConfig{Start: tc.images, Threshold: 0.5}, d, zerolog.New(&buf))
+		pile()
+		if st := d.Stats(); st.Reserved < 64*mib {
+			t.Fatalf("the pile reserved only %s", vram.FormatBytes(st.Reserved))
+		}
+		st, err := c.Run(context.Background(), vram.Job{Genome: 1, Need: need}, tc.images, forward)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (st.Shrinks > 0) != tc.wantShrinks {
+			t.Errorf("%d images: stats %+v; log %s", tc.images, st, buf.String())
+		}
+		if r := d.Stats().Reserved; !tc.wantShrinks && r > 64*mib {
+			t.Errorf("%d images: %s reserved after the walk: the cache was not emptied", tc.images, vram.FormatBytes(r))
+		}
+		d.EmptyCache()
+	}
+}
+
 // TestControllerInjectedFaults: with allocations failing at random, every
 // image is still done exactly once, no genome is lost, and the log has one
 // batch_shrink line per shrink.

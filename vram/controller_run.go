@@ -16,8 +16,9 @@ type run struct {
 	base  int64   // device bytes allocated outside this forward, at the last slice
 	total int64   // device capacity
 
-	streak   int // slices in a row that succeeded at b
-	minFails int // out-of-memory errors in a row at Min
+	streak   int  // slices in a row that succeeded at b
+	minFails int  // out-of-memory errors in a row at Min
+	flushed  bool // a threshold excursion of the cache alone was forgiven
 }
 
 // margin is how far below a failed size, in bytes, the controller lands
@@ -118,6 +119,12 @@ func (r *run) succeeded(s int, o observation) (int, string) {
 	r.base, r.total = o.base, o.total
 	if o.measured > 0 && r.modelled() {
 		r.kappa = float64(o.measured) / float64(r.need.Act(s))
+	}
+	if o.exceeded && o.cacheOnly && !r.flushed {
+		// The cache, not this forward, passed the threshold, and end has
+		// emptied it: once a walk, that is the cure instead of a smaller
+		// batch.
+		o.exceeded, r.flushed = false, true
 	}
 	if o.exceeded && r.b > r.cfg.Min {
 		// It fit, but took more than the threshold allows: treat it as too

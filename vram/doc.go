@@ -49,8 +49,9 @@
 //	if errors.As(err, &oom) { ... } // not even Min images fit: the genome's error result
 //
 // It halves on an out-of-memory (or jumps to what the model says fits),
-// shrinks before one when the peak reserved memory passes the threshold,
-// then probes back up between the last size that failed and the last that
+// shrinks before one when the peak reserved memory passes the threshold
+// (unless the cache alone, free blocks other forwards left, passed it: then
+// it empties the cache and keeps the batch, once a walk), then probes back up between the last size that failed and the last that
 // fit, and remembers per memory-need bucket what worked, so that the next
 // genome of that size starts there. Every change is a log line with a
 // stable event ("batch_shrink", "batch_grow", "batch_exhausted") and fields
