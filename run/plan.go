@@ -117,6 +117,7 @@ func Plan(ctx context.Context, spec PlanSpec) (*PlanReport, error) {
 		return nil, err
 	}
 	defer b.Close()
+	cfg = cfg.WithParallel(b)
 	if spec.DeviceMemory == 0 {
 		rep.TotalBytes, _ = b.Device().MemInfo()
 		rep.DeviceSource = fmt.Sprintf("the configured %s device %s", b.Name(), b.Device().Name())

@@ -70,7 +70,7 @@ func checkReport(t *testing.T, r run.PlanReport) {
 // TestPlanSeedExample is the seed's worked example through a generated
 // population: 10,000 genomes, 2 GiB of chunk weights, an 80% ceiling,
 // eval_batch_size 25000 over a 10,000-image set (MNIST's size) cached on a
-// 16 GiB card. The seed's genomes are unspecified; these are the small
+// 16 GiB card, one forward at a time. The seed's genomes are unspecified; these are the small
 // preset's (37 KiB of weights at the median, 2.7 GiB of activations at
 // most at 10,000 images), and with adaptive_population_vram on they fit
 // the resident threshold. Forced to stage, they take one chunk, where
@@ -92,6 +92,7 @@ kind = "synthetic"
 synthetic_size = 10000
 [eval]
 eval_batch_size = 25000
+fitness_eval_parallel = 1
 [vram]
 adaptive_population_vram = %v
 population_gpu_chunk_bytes = 2_000_000_000
