@@ -29,7 +29,7 @@ type Options struct {
 	Images   int
 	Dataset  string // mnist | synthetic
 	Batch    int    // images per forward (both engines); 0: each engine's default
-	Parallel int
+	Parallel int // fitness_eval_parallel; 0: the configuration's default (config.CPUParallel)
 	Threads  int
 	Repeat   int
 	Torch    string // auto | off
@@ -70,8 +70,8 @@ func (o *Options) check() error {
 		return optionf("bench: --dataset %q: want mnist or synthetic", o.Dataset)
 	case o.Batch < 0:
 		return optionf("bench: --batch %d: must be ≥ 0", o.Batch)
-	case o.Parallel < 1:
-		return optionf("bench: --parallel %d: must be ≥ 1", o.Parallel)
+	case o.Parallel < 0:
+		return optionf("bench: --parallel %d: must be ≥ 0", o.Parallel)
 	case o.Threads < 0:
 		return optionf("bench: --threads %d: must be ≥ 0", o.Threads)
 	case o.Repeat < 1:
@@ -163,11 +163,12 @@ func Run(ctx context.Context, o Options, stderr io.Writer) (*Report, error) {
 	if threads == 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
+	// The CPU backend's parallelism does not depend on the opened backend.
+	cfg := benchConfig(o).WithParallel(nil)
 	rep := &Report{
-		Dataset: o.Dataset, Images: o.Images, Seed: o.Seed, Threads: threads, Parallel: o.Parallel,
+		Dataset: o.Dataset, Images: o.Images, Seed: o.Seed, Threads: threads, Parallel: cfg.Eval.FitnessEvalParallel,
 		Batch: o.Batch, Repeat: o.Repeat, CPU: run.CPUFeatures(), LoadBefore: loadAverage(),
 	}
-	cfg := benchConfig(o)
 	ds, err := datasets.Open(cfg.DatasetSpec())
 	if err != nil {
 		return nil, fmt.Errorf("bench: dataset: %w", err)

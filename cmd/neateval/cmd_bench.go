@@ -24,7 +24,7 @@ func newBenchFlags(o *benchFlags) *flag.FlagSet {
 	fs.IntVar(&o.Images, "images", 10000, "images to score each genome on, `N` (the MNIST test set has 10000)")
 	fs.StringVar(&o.Dataset, "dataset", "mnist", "images, `D`: mnist (the real test set) or synthetic")
 	fs.IntVar(&o.Batch, "batch", 0, "images per forward for both engines, `N` (0: neateval's eval_batch_size default, PyTorch 256)")
-	fs.IntVar(&o.Parallel, "parallel", 1, "genomes scored at once by neateval, `P` (fitness_eval_parallel)")
+	fs.IntVar(&o.Parallel, "parallel", 0, "genomes scored at once by neateval, `P` (fitness_eval_parallel; 0: the default, 2 on two threads or more)")
 	fs.IntVar(&o.Threads, "threads", 0, "CPU threads of each engine and of the ceiling, `T` (0: all cores)")
 	fs.IntVar(&o.Repeat, "repeat", 1, "score each population `R` times with each engine, alternating, and keep each engine's fastest")
 	fs.StringVar(&o.Torch, "torch", "auto", "compare with PyTorch (bench/torch_ref.py), `M`: auto (when python can import torch) or off")

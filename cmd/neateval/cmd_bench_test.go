@@ -15,7 +15,7 @@ func TestBenchFlagErrors(t *testing.T) {
 		{[]string{"--preset", "huge"}, `bench: --preset "huge": want small, wide, evolve, both or all`},
 		{[]string{"--images", "0"}, "bench: --images 0: must be ≥ 1"},
 		{[]string{"--dataset", "cifar10"}, `bench: --dataset "cifar10": want mnist or synthetic`},
-		{[]string{"--parallel", "0"}, "bench: --parallel 0: must be ≥ 1"},
+		{[]string{"--parallel", "-1"}, "bench: --parallel -1: must be ≥ 0"},
 		{[]string{"--repeat", "0"}, "bench: --repeat 0: must be ≥ 1"},
 		{[]string{"--torch", "yes"}, `bench: --torch "yes": want auto or off`},
 		{[]string{"--ceiling", "on"}, `bench: --ceiling "on": want auto or off`},
