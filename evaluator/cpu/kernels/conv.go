@@ -168,10 +168,18 @@ const (
 const packCycles = 3
 
 // groupSize picks how many images one packed tile sweep covers: enough
-// pixels for a few tiles, with the least waste in the last tile.
+// pixels for a few tiles, with the least waste in the last tile. A batch
+// of fewer images than that is searched from one image up: a 1×1 or 2×2
+// map in a tile of 8 images had been packed one image a tile (1 or 4 of
+// 16 lanes busy). The group never shrinks as b grows (b adds at most one
+// candidate, the last), so neither does the workspace.
 func groupSize(pix, nr, b int) int {
 	bestG, bestWaste := 1, 2.0
-	for g := max(1, 128/pix); g <= max(1, 512/pix) && g <= b; g++ {
+	lo := max(1, 128/pix)
+	if lo > b {
+		lo = 1
+	}
+	for g := lo; g <= max(1, 512/pix) && g <= b; g++ {
 		lanes := g * pix
 		waste := float64(ceilDiv(lanes, nr)*nr-lanes) / float64(lanes)
 		if waste < bestWaste-0.01 {
