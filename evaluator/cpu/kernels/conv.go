@@ -140,7 +140,9 @@ func planConv(p Path, s ConvShape, b, threads, nvOnly, modeOnly int, prepacked b
 		pl.prepLen = pl.group*pl.imgLen + 2*packPad
 		pl.offKoffP = pl.offTile
 		pl.offPrep = pl.offKoffP + pl.kdim
-		pl.offPackB = pl.offPrep + room*pl.prepLen
+		// The panels on a cache line (the block's buffers are): packVec's
+		// stores and the micro-kernels' loads of B then stay on one line.
+		pl.offPackB = alignUp(pl.offPrep+room*pl.prepLen, 16)
 		pl.wsLen = pl.offPackB + room*pl.kdim*(pl.nr+packPad)
 		return pl
 	}
@@ -153,6 +155,9 @@ func planConv(p Path, s ConvShape, b, threads, nvOnly, modeOnly int, prepacked b
 	pl.wsLen = pl.offPrep + pl.workers*pl.prepLen
 	return pl
 }
+
+// alignUp rounds n up to a multiple of m.
+func alignUp(n, m int) int { return (n + m - 1) / m * m }
 
 // convMode forces one convolution algorithm, for tests (export_test.go).
 var convMode = modeAuto
