@@ -118,7 +118,8 @@ func planConv(p Path, s ConvShape, b, threads, nvOnly, modeOnly int, prepacked b
 		}
 		// Packed: tiles sweep the output pixels of a group of images,
 		// packed by row runs (about packCycles per run and tap).
-		g := groupSize(pix, nr, b)
+		// At most b/threads images a group, so that every worker has one.
+		g := groupSize(pix, nr, ceilDiv(b, max(1, min(threads, b))))
 		ntg := ceilDiv(g*pix, nr)
 		runs := ceilDiv(nr, min(s.OW, 2*lanes)) + 1
 		gcost := float64(ntg) * (per + float64(pl.kdim*runs)*packCycles) / float64(g)
@@ -172,6 +173,14 @@ const (
 // kernel's FMA cycles (measured with BenchmarkConv2DModes).
 const packCycles = 3
 
+// groupLanes bounds a packed group's pixels. At 512, a 14×14 map (196
+// pixels) was packed two images a group, 392 pixels in 7 tiles of 64 lanes
+// (14% of the lanes idle); at 2048, eight images fill 49 tiles of 32 lanes
+// or 25 of 64 (2%). The group's planes grow with it (0.25–1 MiB for the
+// wide preset's 14×14 layers of ~100 channels), still within L2 at the
+// tile's reads of one or two images at a time.
+var groupLanes = 2048
+
 // groupSize picks how many images one packed tile sweep covers: enough
 // pixels for a few tiles, with the least waste in the last tile. A batch
 // of fewer images than that is searched from one image up: a 1×1 or 2×2
@@ -184,7 +193,7 @@ func groupSize(pix, nr, b int) int {
 	if lo > b {
 		lo = 1
 	}
-	for g := lo; g <= max(1, 512/pix) && g <= b; g++ {
+	for g := lo; g <= max(1, groupLanes/pix) && g <= b; g++ {
 		lanes := g * pix
 		waste := float64(ceilDiv(lanes, nr)*nr-lanes) / float64(lanes)
 		if waste < bestWaste-0.01 {
