@@ -88,6 +88,18 @@ func planConv(p Path, s ConvShape, b, threads, nvOnly, modeOnly int, prepacked b
 	pl.hq = ceilDiv(s.H+2*s.Pad, s.Stride)
 	pl.wq = ceilDiv(s.W+2*s.Pad, s.Stride)
 	pl.plane = pl.hq * pl.wq
+	if s.Stride == 1 && s.Pad > 0 && s.Pad < s.K {
+		// Rows share their padding: the P zeros before row y's pixels are
+		// both its left padding and row y−1's right padding (a tap reads
+		// columns −P to W+P−1 of a row, and the latter land in the next
+		// row's P zeros), and P zeros after the last row close the plane.
+		// A row is then W+P floats, not W+2P: a direct tile's lanes over
+		// padding columns drop from 2P to P a row (14×14 with 5×5 filters:
+		// 4 of 18 → 2 of 16). OW ≤ W+P as P < K. The taps read the same
+		// values, so the sums are the same, bit for bit.
+		pl.wq = s.W + s.Pad
+		pl.plane = pl.hq*pl.wq + s.Pad
+	}
 	pl.imgLen = s.C * pl.nph * pl.nph * pl.plane
 	pl.qspan = (s.OH-1)*pl.wq + s.OW
 	pix := s.OH * s.OW
