@@ -191,7 +191,7 @@ const packCycles = 3
 // or 25 of 64 (2%). The group's planes grow with it (0.25–1 MiB for the
 // wide preset's 14×14 layers of ~100 channels), still within L2 at the
 // tile's reads of one or two images at a time.
-var groupLanes = 2048
+const groupLanes = 2048
 
 // groupSize picks how many images one packed tile sweep covers: enough
 // pixels for a few tiles, with the least waste in the last tile. A batch
