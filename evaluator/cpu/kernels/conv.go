@@ -88,6 +88,18 @@ func planConv(p Path, s ConvShape, b, threads, nvOnly, modeOnly int, prepacked b
 	pl.hq = ceilDiv(s.H+2*s.Pad, s.Stride)
 	pl.wq = ceilDiv(s.W+2*s.Pad, s.Stride)
 	pl.plane = pl.hq * pl.wq
+	if s.Stride == 1 && s.Pad > 0 && s.Pad < s.K {
+		// Rows share their padding: the P zeros before row y's pixels are
+		// both its left padding and row y−1's right padding (a tap reads
+		// columns −P to W+P−1 of a row, and the latter land in the next
+		// row's P zeros), and P zeros after the last row close the plane.
+		// A row is then W+P floats, not W+2P: a direct tile's lanes over
+		// padding columns drop from 2P to P a row (14×14 with 5×5 filters:
+		// 4 of 18 → 2 of 16). OW ≤ W+P as P < K. The taps read the same
+		// values, so the sums are the same, bit for bit.
+		pl.wq = s.W + s.Pad
+		pl.plane = pl.hq*pl.wq + s.Pad
+	}
 	pl.imgLen = s.C * pl.nph * pl.nph * pl.plane
 	pl.qspan = (s.OH-1)*pl.wq + s.OW
 	pix := s.OH * s.OW
@@ -118,7 +130,8 @@ func planConv(p Path, s ConvShape, b, threads, nvOnly, modeOnly int, prepacked b
 		}
 		// Packed: tiles sweep the output pixels of a group of images,
 		// packed by row runs (about packCycles per run and tap).
-		g := groupSize(pix, nr, b)
+		// At most b/threads images a group, so that every worker has one.
+		g := groupSize(pix, nr, ceilDiv(b, max(1, min(threads, b))))
 		ntg := ceilDiv(g*pix, nr)
 		runs := ceilDiv(nr, min(s.OW, 2*lanes)) + 1
 		gcost := float64(ntg) * (per + float64(pl.kdim*runs)*packCycles) / float64(g)
@@ -140,7 +153,9 @@ func planConv(p Path, s ConvShape, b, threads, nvOnly, modeOnly int, prepacked b
 		pl.prepLen = pl.group*pl.imgLen + 2*packPad
 		pl.offKoffP = pl.offTile
 		pl.offPrep = pl.offKoffP + pl.kdim
-		pl.offPackB = pl.offPrep + room*pl.prepLen
+		// The panels on a cache line (the block's buffers are): packVec's
+		// stores and the micro-kernels' loads of B then stay on one line.
+		pl.offPackB = alignUp(pl.offPrep+room*pl.prepLen, 16)
 		pl.wsLen = pl.offPackB + room*pl.kdim*(pl.nr+packPad)
 		return pl
 	}
@@ -153,6 +168,9 @@ func planConv(p Path, s ConvShape, b, threads, nvOnly, modeOnly int, prepacked b
 	pl.wsLen = pl.offPrep + pl.workers*pl.prepLen
 	return pl
 }
+
+// alignUp rounds n up to a multiple of m.
+func alignUp(n, m int) int { return (n + m - 1) / m * m }
 
 // convMode forces one convolution algorithm, for tests (export_test.go).
 var convMode = modeAuto
@@ -167,11 +185,27 @@ const (
 // kernel's FMA cycles (measured with BenchmarkConv2DModes).
 const packCycles = 3
 
+// groupLanes bounds a packed group's pixels. At 512, a 14×14 map (196
+// pixels) was packed two images a group, 392 pixels in 7 tiles of 64 lanes
+// (14% of the lanes idle); at 2048, eight images fill 49 tiles of 32 lanes
+// or 25 of 64 (2%). The group's planes grow with it (0.25–1 MiB for the
+// wide preset's 14×14 layers of ~100 channels), still within L2 at the
+// tile's reads of one or two images at a time.
+const groupLanes = 2048
+
 // groupSize picks how many images one packed tile sweep covers: enough
-// pixels for a few tiles, with the least waste in the last tile.
+// pixels for a few tiles, with the least waste in the last tile. A batch
+// of fewer images than that is searched from one image up: a 1×1 or 2×2
+// map in a tile of 8 images had been packed one image a tile (1 or 4 of
+// 16 lanes busy). The group never shrinks as b grows (b adds at most one
+// candidate, the last), so neither does the workspace.
 func groupSize(pix, nr, b int) int {
 	bestG, bestWaste := 1, 2.0
-	for g := max(1, 128/pix); g <= max(1, 512/pix) && g <= b; g++ {
+	lo := max(1, 128/pix)
+	if lo > b {
+		lo = 1
+	}
+	for g := lo; g <= max(1, groupLanes/pix) && g <= b; g++ {
 		lanes := g * pix
 		waste := float64(ceilDiv(lanes, nr)*nr-lanes) / float64(lanes)
 		if waste < bestWaste-0.01 {

@@ -19,6 +19,42 @@ type run struct {
 	_    int32
 }
 
+// vecPieces is one vector of a packed tile for packVec: its lanes come from
+// n (1 to 3) row runs, piece i from the tap's source at off[i] + lane
+// (off[i] = the run's src − its lane + the vector's first lane) for the
+// lanes in mask[i]; piece 0 covers the vector's first lane and is loaded
+// whole (its mask is not read). The assembly reads it (32 bytes).
+type vecPieces struct {
+	n    int32
+	off  [3]int32
+	mask [3]uint32
+	_    int32
+}
+
+// vecPiecesOf splits the len(vp) vectors of a tile's lanes among its runs
+// (lanes 0 on, in order, none skipped), or reports false when a vector
+// spans more than three runs (rows under 8 pixels).
+func vecPiecesOf(vp []vecPieces, runs []run, lanes int) bool {
+	for v := range vp {
+		lo, hi := v*lanes, (v+1)*lanes
+		p := &vp[v]
+		p.n = 0
+		for _, r := range runs {
+			a, b := max(int(r.lane), lo), min(int(r.lane+r.n), hi)
+			if a >= b {
+				continue
+			}
+			if p.n == 3 {
+				return false
+			}
+			p.off[p.n] = r.src - r.lane + int32(lo)
+			p.mask[p.n] = uint32(laneMask(a-lo, b-lo))
+			p.n++
+		}
+	}
+	return true
+}
+
 // packPad is the padding after each packed row: the assembly copies whole
 // vectors and may write up to a vector past a run.
 const packPad = 16
@@ -47,6 +83,9 @@ func (j *convJob) runPacked(w int) {
 	maxRun := 2 * pl.path.lanes()
 	var segBuf [maxSegs + 1]seg
 	var runBuf [2*maxSegs + 2]run
+	var vecBuf [maxNV]vecPieces
+	// Rows of 8 pixels or more: no vector spans more than three runs.
+	vecOK := pl.path == AVX512 && s.OW >= 8
 	ta := tileArgs{
 		a: j.a, b: packB, koff: j.koffP, c: j.dst,
 		rowBias: j.bias, colBias: zeros[:], k: pl.kdim, ldc: pix, act: epilogueAct(j.act),
@@ -73,16 +112,12 @@ func (j *convJob) runPacked(w int) {
 		for t := range ceilDiv(nl, pl.nr) {
 			n0 := t * pl.nr
 			end := min(nl, n0+pl.nr)
-			nr := 0
-			for n := n0; n < end; {
-				i, q := n/pix, n%pix
-				oh, ow := q/s.OW, q%s.OW
-				l := min(s.OW-ow, end-n, maxRun)
-				runBuf[nr] = run{src: int32(i*pl.imgLen + oh*pl.wq + ow), lane: int32(n - n0), n: int32(l)}
-				nr++
-				n += l
+			nr := tileRuns(runBuf[:], n0, end, pix, s.OW, pl.wq, pl.imgLen, maxRun)
+			nvec := ceilDiv(end-n0, pl.path.lanes())
+			if !vecOK || !vecPiecesOf(vecBuf[:nvec], runBuf[:nr], pl.path.lanes()) ||
+				!packVec(pl.path, packB, planes, j.koff, vecBuf[:nvec], stride) {
+				packRuns(pl.path, packB, planes, j.koff, runBuf[:nr], stride)
 			}
-			packRuns(pl.path, packB, planes, j.koff, runBuf[:nr], stride)
 			ns := 0
 			for i := n0 / pix; i*pix < end; i++ {
 				a, b := max(i*pix, n0), min((i+1)*pix, end)
@@ -102,6 +137,23 @@ func (j *convJob) runPacked(w int) {
 			applyVec(pl.path, j.act, j.dst[img0*s.OC*pix:(img0+g)*s.OC*pix])
 		}
 	}
+}
+
+// tileRuns lists in runs the row runs of the tile of lanes n0..end-1 (the
+// output pixels of a group's images, pix an image, rows of ow, phase-plane
+// rows wq apart, images imgLen apart), each at most maxRun pixels, and
+// returns their count.
+func tileRuns(runs []run, n0, end, pix, ow, wq, imgLen, maxRun int) int {
+	nr := 0
+	for n := n0; n < end; {
+		i, q := n/pix, n%pix
+		oh, w := q/ow, q%ow
+		l := min(ow-w, end-n, maxRun)
+		runs[nr] = run{src: int32(i*imgLen + oh*wq + w), lane: int32(n - n0), n: int32(l)}
+		nr++
+		n += l
+	}
+	return nr
 }
 
 // packRunsGo is the pure-Go twin of the run packing kernels: for every tap

@@ -218,6 +218,8 @@ func TestConv2DBatchInvariant(t *testing.T) {
 		{c: 6, h: 7, w: 7, oc: 30, k: 3, stride: 1, pad: 1, b: 9}, {c: 3, h: 12, w: 11, oc: 5, k: 5, stride: 2, pad: 2, b: 9},
 		{c: 5, h: 28, w: 28, oc: 7, k: 3, stride: 1, pad: 0, b: 9}, {c: 3, h: 9, w: 13, oc: 17, k: 5, stride: 1, pad: 0, b: 9},
 		{c: 4, h: 14, w: 14, oc: 9, k: 1, stride: 1, pad: 0, b: 9}, {c: 2, h: 5, w: 6, oc: 3, k: 2, stride: 1, pad: 0, b: 9},
+		// 1×1 and 2×2 output maps: packed, a group holds all nine images.
+		{c: 9, h: 5, w: 5, oc: 20, k: 5, stride: 2, pad: 0, b: 9}, {c: 7, h: 2, w: 2, oc: 21, k: 5, stride: 1, pad: 2, b: 9},
 	} {
 		s := cc.shape()
 		r := rand.New(rand.NewPCG(21, 22))

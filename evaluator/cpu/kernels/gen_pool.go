@@ -518,6 +518,71 @@ func genCopyRows(g *vg) {
 	g.p("\tRET\n")
 }
 
+// genPackVec: im2col panel packing vector by vector (AVX-512): for each of
+// the tile's vectors, every tap's 16 lanes are gathered from the (at most
+// three) row runs that cover them, the first loaded whole and the others
+// merged in under their lane masks, and stored to the panel as one whole
+// vector (on a cache line when the panel is aligned). packRuns stores each
+// run's whole vector instead, two or three overlapping stores a vector,
+// most of them across two cache lines. The lanes a vector's pieces cover
+// get what packRunsGo writes there; a vector's other lanes lie past the
+// tile's last pixel, where the micro-kernels' results are not stored.
+func genPackVec(g *vg) {
+	g.p("// func packVec512(dst, src []float32, koff []int32, vp []vecPieces, strideBytes int)")
+	g.p("TEXT ·packVec512(SB), NOSPLIT, $0-104")
+	g.p("\tMOVQ dst_base+0(FP), DI")
+	g.p("\tMOVQ src_base+24(FP), SI")
+	g.p("\tMOVQ koff_base+48(FP), R8")
+	g.p("\tMOVQ koff_len+56(FP), R11")
+	g.p("\tMOVQ vp_base+72(FP), R10")
+	g.p("\tMOVQ vp_len+80(FP), R12")
+	g.p("\tTESTQ R11, R11")
+	g.p("\tJEQ pvec_done")
+	g.p("\tTESTQ R12, R12")
+	g.p("\tJEQ pvec_done")
+	g.p("pvec_vec:")
+	g.p("\tMOVL (R10), AX")
+	g.p("\tTESTL AX, AX")
+	g.p("\tJEQ pvec_next")
+	for i, r := range []string{"R9", "R13", "R14"} {
+		g.p("\tMOVLQSX %d(R10), %s", 4+4*i, r)
+		g.p("\tLEAQ (SI)(%s*4), %s", r, r)
+	}
+	g.p("\tKMOVW 20(R10), K1")
+	g.p("\tKMOVW 24(R10), K2")
+	g.p("\tMOVQ R8, BX")
+	g.p("\tMOVQ R11, CX")
+	g.p("\tMOVQ DI, DX")
+	g.p("\tCMPL AX, $2")
+	g.p("\tJLT pvec_1")
+	g.p("\tJEQ pvec_2")
+	for n := 3; n >= 1; n-- {
+		g.p("pvec_%d:", n)
+		g.p("\tMOVLQSX (BX), AX")
+		g.p("\tVMOVUPS (R9)(AX*4), Z0")
+		if n >= 2 {
+			g.p("\tVMOVUPS (R13)(AX*4), K1, Z0")
+		}
+		if n >= 3 {
+			g.p("\tVMOVUPS (R14)(AX*4), K2, Z0")
+		}
+		g.p("\tVMOVUPS Z0, (DX)")
+		g.p("\tADDQ $4, BX")
+		g.p("\tADDQ strideBytes+96(FP), DX")
+		g.p("\tDECQ CX")
+		g.p("\tJNE pvec_%d", n)
+		g.p("\tJMP pvec_next")
+	}
+	g.p("pvec_next:")
+	g.p("\tADDQ $32, R10")
+	g.p("\tADDQ $64, DI")
+	g.p("\tDECQ R12")
+	g.p("\tJNE pvec_vec")
+	g.p("pvec_done:")
+	g.p("\tVZEROUPPER")
+	g.p("\tRET\n")
+}
+
 // genDeintPlane: the phase split of one channel for stride 2 (AVX-512): row
 // ih of the image (w floats) is padded row y = ih + y0, going to row y/2 of
 // the row-phase y%2 planes; its even elements to the column-phase plane at

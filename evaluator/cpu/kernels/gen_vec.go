@@ -482,6 +482,7 @@ func genVec() {
 	pr.genPoolRow(1)
 	pr.genPoolRow(2)
 	genCopyRows(pr)
+	genPackVec(pr)
 	genDeintPlane(pr)
 	out.WriteString(pr.sb.String())
 	for _, is := range vecISAs {

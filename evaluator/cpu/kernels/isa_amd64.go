@@ -288,6 +288,23 @@ func packRuns(p Path, dst, src []float32, koff []int32, runs []run, stride int) 
 	}
 }
 
+//go:noescape
+func packVec512(dst, src []float32, koff []int32, vp []vecPieces, strideBytes int)
+
+// packVec packs a tile vector by vector (vecPieces) and reports true, or
+// reports false where the path has no such kernel (then packRuns packs
+// it). The assembly reads whole vectors of src, as packRuns512 does.
+func packVec(p Path, dst, src []float32, koff []int32, vp []vecPieces, stride int) bool {
+	if p != AVX512 {
+		return false
+	}
+	if len(koff) > 0 && len(vp) > 0 {
+		_ = dst[(len(koff)-1)*stride+16*len(vp)-1]
+		packVec512(dst, src, koff, vp, 4*stride)
+	}
+	return true
+}
+
 // maxPoolRow bounds the stride-1 row a pool of a larger stride computes
 // on the stack (poolVec); wider maps take the scalar loop.
 const maxPoolRow = 1024

@@ -22,6 +22,8 @@ func packRuns(_ Path, dst, src []float32, koff []int32, runs []run, stride int) 
 	packRunsGo(dst, src, koff, runs, stride)
 }
 
+func packVec(Path, []float32, []float32, []int32, []vecPieces, int) bool { return false }
+
 func poolVec(Path, bool, []float32, []float32, int, int, int, int, int, int, int, float32) bool {
 	return false
 }

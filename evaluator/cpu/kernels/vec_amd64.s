@@ -794,6 +794,75 @@ crow_done:
 	VZEROUPPER
 	RET
 
+// func packVec512(dst, src []float32, koff []int32, vp []vecPieces, strideBytes int)
+TEXT ·packVec512(SB), NOSPLIT, $0-104
+	MOVQ dst_base+0(FP), DI
+	MOVQ src_base+24(FP), SI
+	MOVQ koff_base+48(FP), R8
+	MOVQ koff_len+56(FP), R11
+	MOVQ vp_base+72(FP), R10
+	MOVQ vp_len+80(FP), R12
+	TESTQ R11, R11
+	JEQ pvec_done
+	TESTQ R12, R12
+	JEQ pvec_done
+pvec_vec:
+	MOVL (R10), AX
+	TESTL AX, AX
+	JEQ pvec_next
+	MOVLQSX 4(R10), R9
+	LEAQ (SI)(R9*4), R9
+	MOVLQSX 8(R10), R13
+	LEAQ (SI)(R13*4), R13
+	MOVLQSX 12(R10), R14
+	LEAQ (SI)(R14*4), R14
+	KMOVW 20(R10), K1
+	KMOVW 24(R10), K2
+	MOVQ R8, BX
+	MOVQ R11, CX
+	MOVQ DI, DX
+	CMPL AX, $2
+	JLT pvec_1
+	JEQ pvec_2
+pvec_3:
+	MOVLQSX (BX), AX
+	VMOVUPS (R9)(AX*4), Z0
+	VMOVUPS (R13)(AX*4), K1, Z0
+	VMOVUPS (R14)(AX*4), K2, Z0
+	VMOVUPS Z0, (DX)
+	ADDQ $4, BX
+	ADDQ strideBytes+96(FP), DX
+	DECQ CX
+	JNE pvec_3
+	JMP pvec_next
+pvec_2:
+	MOVLQSX (BX), AX
+	VMOVUPS (R9)(AX*4), Z0
+	VMOVUPS (R13)(AX*4), K1, Z0
+	VMOVUPS Z0, (DX)
+	ADDQ $4, BX
+	ADDQ strideBytes+96(FP), DX
+	DECQ CX
+	JNE pvec_2
+	JMP pvec_next
+pvec_1:
+	MOVLQSX (BX), AX
+	VMOVUPS (R9)(AX*4), Z0
+	VMOVUPS Z0, (DX)
+	ADDQ $4, BX
+	ADDQ strideBytes+96(FP), DX
+	DECQ CX
+	JNE pvec_1
+	JMP pvec_next
+pvec_next:
+	ADDQ $32, R10
+	ADDQ $64, DI
+	DECQ R12
+	JNE pvec_vec
+pvec_done:
+	VZEROUPPER
+	RET
+
 // func deintPlane512(prep, img []float32, h, w, wq, plane, evenAdd, oddAdd, y0 int)
 TEXT ·deintPlane512(SB), NOSPLIT, $0-104
 	MOVQ prep_base+0(FP), DI
