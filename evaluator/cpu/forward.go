@@ -123,7 +123,7 @@ func (c *Backend) packWeights(m *model, mem []byte, p *forwardPlan, b int) []ker
 		dst := all[p.packed[i]/4 : p.packed[i]/4+int64(packedLen(s))]
 		raw := m.w[i]
 		if s.Node.Op == neat.OpConv2D {
-			packs[i] = kernels.PackConv(dst, raw, convShape(s), b, threads)
+			packs[i] = kernels.PackConv(dst, raw, m.bias[i], convShape(s), b, threads)
 		} else {
 			packs[i] = kernels.PackDense(dst, raw, s.In.Size(), s.Out.C, b, threads)
 		}
