@@ -97,6 +97,14 @@ func planConv(p Path, s ConvShape, b, threads, nvOnly, modeOnly int, prepacked, 
 	pl.nph = min(s.Stride, s.K)
 	pl.hq = ceilDiv(s.H+2*s.Pad, s.Stride)
 	pl.wq = ceilDiv(s.W+2*s.Pad, s.Stride)
+	if s.Stride == 1 && !padBothSides {
+		// A row's right padding is the next row's left padding: P zero
+		// columns between rows, not 2P (Wq = W+P). A filter row reads the
+		// P columns past an image row, which are the next row's P leading
+		// zeros (past the last row: the next plane's first, zero row, or
+		// the buffer's slack). Fewer columns for a direct tile to sweep.
+		pl.wq = s.W + s.Pad
+	}
 	pl.plane = pl.hq * pl.wq
 	pl.imgLen = s.C * pl.nph * pl.nph * pl.plane
 	pl.qspan = (s.OH-1)*pl.wq + s.OW
@@ -147,7 +155,7 @@ func planConv(p Path, s ConvShape, b, threads, nvOnly, modeOnly int, prepacked, 
 		// Room for min(threads, b) workers, not pl.workers: a larger batch
 		// has larger groups and may have fewer of them than a smaller one.
 		room := max(1, min(threads, b))
-		pl.prepLen = pl.group*pl.imgLen + 2*packPad
+		pl.prepLen = pl.group*pl.imgLen + 2*packPad + s.Pad // the last row's padding past the planes
 		pl.offKoffP = pl.offTile
 		pl.offPrep = pl.offKoffP + pl.kdim
 		pl.offPackB = pl.offPrep + room*pl.prepLen
@@ -549,6 +557,10 @@ func (j *convJob) run(w int) {
 		}
 	}
 }
+
+// padBothSides lays the planes out with each row's own left and right
+// padding (Wq = W+2P) at stride 1 too (tests compare the two layouts).
+var padBothSides = false
 
 // inPlace reports whether a convolution reads its input where it lies: with
 // stride 1 and no padding an image is its own plane set (plane = H·W,
