@@ -252,8 +252,9 @@ var fuseConvPool = true
 
 // poolsNext reports whether step i is a convolution (one input, packed
 // weights) whose output only step i+1, a max or average pool, reads, and
-// whose input the pool's output does not overlap: then convThenPool may run
-// the two a few images at a time. Where the pool's output overlaps the
+// whose input the pool's output does not overlap, or overlaps only behind
+// the chunks being read: then convThenPool may run the two a few images at
+// a time. Where the pool's output overlaps the
 // convolution's workspace (the memory plan gives the pool the space the
 // workspace leaves), the convolution's chunks take their workspace from
 // their own output buffer, past the chunk (convPoolWS); without room there,
@@ -281,7 +282,10 @@ func (f *cpuForward) poolsNext(i int) bool {
 	if s.Inputs[0] >= 0 {
 		in = f.part.out[s.Inputs[0]]
 	}
-	if overlaps(in, 4*n*int64(s.In.Size())) {
+	// The pool may write over the input where each chunk's pooled values
+	// end before the first image still to be convolved: its output starts
+	// no later than the input and is no larger per image.
+	if overlaps(in, 4*n*int64(s.In.Size())) && (lo > in || sp.Out.Size() > s.In.Size()) {
 		return false
 	}
 	return !overlaps(f.part.ws[i], 4*int64(f.part.wsLen[i])) || f.convPoolWS(i) != nil
