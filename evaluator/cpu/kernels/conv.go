@@ -117,14 +117,20 @@ func planConv(p Path, s ConvShape, b, threads, nvOnly, modeOnly int, prepacked, 
 		}
 		nr := nv * lanes
 		mp := panels(s.OC, mrMax(p, nv))
-		var per float64
-		for i := range mp {
-			_, mr := panel(s.OC, mp, i)
-			per += float64(pl.kdim)*kernelCycles(mr, nv) + float64(mr*nv)*2 + 20
+		// perOf is the cost of a tile of the panels of nv vectors computed
+		// k vectors wide (k ≤ nv: a last tile, see lastNV).
+		perOf := func(k int) float64 {
+			var c float64
+			for i := range mp {
+				_, mr := panel(s.OC, mp, i)
+				c += float64(pl.kdim)*kernelCycles(mr, k) + float64(mr*k)*2 + 20
+			}
+			return c
 		}
+		per := perOf(nv)
 		// Direct: tiles sweep the padded rows of one image.
 		ntiles := ceilDiv(pl.qspan, nr)
-		cost := float64(ntiles) * per
+		cost := float64(ntiles-1)*per + perOf(lastNV(pl.qspan, nr, lanes))
 		if s.K == 1 {
 			// Every tap of a 1×1 filter reads another plane: the direct
 			// kernel's unaligned, scattered loads cost about a third more
@@ -139,7 +145,7 @@ func planConv(p Path, s ConvShape, b, threads, nvOnly, modeOnly int, prepacked, 
 		g := groupSize(pix, nr, b)
 		ntg := ceilDiv(g*pix, nr)
 		runs := ceilDiv(nr, min(s.OW, 2*lanes)) + 1
-		gcost := float64(ntg) * (per + float64(pl.kdim*runs)*packCycles) / float64(g)
+		gcost := (float64(ntg-1)*per + perOf(lastNV(g*pix, nr, lanes)) + float64(ntg*pl.kdim*runs)*packCycles) / float64(g)
 		if modeOnly != modeDirect && (best < 0 || gcost < best) {
 			best, pl.nv, pl.nr, pl.ntg, pl.group, pl.mpan, pl.packed = gcost, nv, nr, ntg, g, mp, true
 		}
@@ -171,6 +177,20 @@ func planConv(p Path, s ConvShape, b, threads, nvOnly, modeOnly int, prepacked, 
 	pl.wsLen = pl.offPrep + pl.workers*pl.prepLen
 	return pl
 }
+
+// lastNV is the width in vectors of lanes each of the last of the tiles of
+// nr columns that cover n columns: the tile ends with the columns, as the
+// micro-kernels of fewer vectors compute the same sums (every kernel
+// serves panels up to its mrMax, which is larger for narrower ones).
+func lastNV(n, nr, lanes int) int {
+	if fullLastTile {
+		return nr / lanes
+	}
+	return ceilDiv(n-(ceilDiv(n, nr)-1)*nr, lanes)
+}
+
+// fullLastTile computes last tiles as wide as the others (tests compare).
+var fullLastTile = false
 
 // convMode forces one convolution algorithm, for tests (export_test.go).
 var convMode = modeAuto
@@ -545,11 +565,15 @@ func (j *convJob) run(w int) {
 		for t := range pl.ntiles {
 			ta.segs = j.segs[j.start[t]:j.start[t+1]]
 			ta.boff = t * pl.nr
+			nv := pl.nv
+			if t == pl.ntiles-1 {
+				nv = lastNV(pl.qspan, pl.nr, pl.path.lanes())
+			}
 			for i := range pl.mpan {
 				oc0, mr := panel(s.OC, pl.mpan, i)
 				ta.aoff, ta.astride, ta.mr = oc0*pl.kdim, mr, mr
 				ta.coff, ta.rboff = img*s.OC*p+oc0*p, oc0
-				gemm(pl.path, pl.nv, &ta)
+				gemm(pl.path, nv, &ta)
 			}
 		}
 		if applyAfter(j.act) {
