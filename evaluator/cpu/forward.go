@@ -123,7 +123,7 @@ func (c *Backend) packWeights(m *model, mem []byte, p *forwardPlan, b int) []ker
 		dst := all[p.packed[i]/4 : p.packed[i]/4+int64(packedLen(s))]
 		raw := m.w[i]
 		if s.Node.Op == neat.OpConv2D {
-			packs[i] = kernels.PackConv(dst, raw, convShape(s), b, threads)
+			packs[i] = kernels.PackConv(dst, raw, m.bias[i], convShape(s), b, threads)
 		} else {
 			packs[i] = kernels.PackDense(dst, raw, s.In.Size(), s.Out.C, b, threads)
 		}
@@ -252,8 +252,13 @@ var fuseConvPool = true
 
 // poolsNext reports whether step i is a convolution (one input, packed
 // weights) whose output only step i+1, a max or average pool, reads, and
-// whose input and workspace the pool's output does not overlap: then
-// convThenPool may run the two a few images at a time.
+// whose input the pool's output does not overlap, or overlaps only behind
+// the chunks being read: then convThenPool may run the two a few images at
+// a time. Where the pool's output overlaps the
+// convolution's workspace (the memory plan gives the pool the space the
+// workspace leaves), the convolution's chunks take their workspace from
+// their own output buffer, past the chunk (convPoolWS); without room there,
+// no.
 func (f *cpuForward) poolsNext(i int) bool {
 	g := f.g
 	if !fuseConvPool || i+1 >= len(g.Steps) {
@@ -277,8 +282,36 @@ func (f *cpuForward) poolsNext(i int) bool {
 	if s.Inputs[0] >= 0 {
 		in = f.part.out[s.Inputs[0]]
 	}
-	return !overlaps(in, 4*n*int64(s.In.Size())) && !overlaps(f.part.ws[i], 4*int64(f.part.wsLen[i]))
+	// The pool may write over the input where each chunk's pooled values
+	// end before the first image still to be convolved: its output starts
+	// no later than the input and is no larger per image.
+	if overlaps(in, 4*n*int64(s.In.Size())) && (lo > in || sp.Out.Size() > s.In.Size()) {
+		return false
+	}
+	return !overlaps(f.part.ws[i], 4*int64(f.part.wsLen[i])) || f.convPoolWS(i) != nil
 }
+
+// convPoolWS is the workspace convThenPool's convolution chunks use where
+// the pool's output overlaps step i's own: the convolution's output buffer
+// past the first chunk, which convThenPool leaves unused; nil if it is too
+// short.
+func (f *cpuForward) convPoolWS(i int) []float32 {
+	s := &f.g.Steps[i]
+	n, outSz := f.n, s.Out.Size()
+	chunk := convPoolChunk(outSz)
+	if n <= chunk {
+		return nil
+	}
+	need := kernels.ConvPackedWorkspace(convShape(s), chunk, f.part.threads)
+	tail := f.f32(f.part.out[i], n*outSz)[chunk*outSz:]
+	if len(tail) < need {
+		return nil
+	}
+	return tail[:need]
+}
+
+// convPoolChunk is the images convThenPool convolves at a time.
+func convPoolChunk(outSz int) int { return max(1, convPoolBytes/4/outSz) }
 
 // convThenPool computes convolution step i (input in, workspace ws) and
 // the pool step i+1 a few images at a time, each few's convolution output
@@ -290,7 +323,11 @@ func (f *cpuForward) poolsNext(i int) bool {
 func (f *cpuForward) convThenPool(i int, in, ws []float32) {
 	s, sp := &f.g.Steps[i], &f.g.Steps[i+1]
 	n, inSz, outSz, poolSz := f.n, s.In.Size(), s.Out.Size(), sp.Out.Size()
-	chunk := max(1, convPoolBytes/4/outSz)
+	chunk := convPoolChunk(outSz)
+	pl, ph := f.part.out[i+1], f.part.out[i+1]+4*int64(n*poolSz)
+	if wo := f.part.ws[i]; wo < ph && pl < wo+4*int64(f.part.wsLen[i]) {
+		ws = f.convPoolWS(i) // the pool's output takes ws: see poolsNext
+	}
 	out := f.f32(f.part.out[i], n*outSz)
 	pooled := f.f32(f.part.out[i+1], n*poolSz)
 	packed := f.f32(f.plan.packed[i], packedLen(s))

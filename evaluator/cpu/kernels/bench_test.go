@@ -168,7 +168,7 @@ func BenchmarkConvPool(b *testing.B) {
 		pooled := make([]float32, tile*oc*7*7)
 		ws := make([]float32, kernels.ConvPackedWorkspace(s, tile, 1))
 		packed := make([]float32, kernels.PackedConvLen(s))
-		pk := kernels.PackConv(packed, w, s, tile, 1)
+		pk := kernels.PackConv(packed, w, bias, s, tile, 1)
 		for _, chunk := range []int{tile, max(1, (256<<10)/4/(oc*28*28))} {
 			b.Run(fmt.Sprintf("c%d/chunk=%d", oc, chunk), func(b *testing.B) {
 				for b.Loop() {

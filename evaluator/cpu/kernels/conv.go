@@ -1,6 +1,10 @@
 package kernels
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+	"math/bits"
+)
 
 // ConvShape is the geometry of a 2-D convolution over NCHW data: C input
 // channels of H×W, OC output channels of OH×OW, a square K×K filter, stride
@@ -49,20 +53,21 @@ func (s ConvShape) check() {
 // workspace layout is a function of (path, shape, batch, threads) only.
 type convPlan struct {
 	path     Path
-	nv, nr   int  // tile width in vectors and columns
-	mpan     int  // panels of output channels
-	kdim     int  // C·K·K
-	nph      int  // phases per axis: min(S, K)
-	hq, wq   int  // phase plane size
-	plane    int  // hq·wq
-	imgLen   int  // floats of one image's planes
-	qspan    int  // columns a direct tile sweep covers: (OH−1)·Wq + OW
-	ntiles   int  // direct: tiles per image
-	nsegs    int  // direct: store segments of all tiles
-	packed   bool // im2col panels packed per tile over groups of images (conv_packed.go)
-	group    int  // packed: images per group
-	ntg      int  // packed: tiles per full group
-	prepLen  int  // floats of one worker's planes, with read slack
+	nv, nr   int    // tile width in vectors and columns
+	mpan     int    // panels of output channels
+	kdim     int    // C·taps: the product's depth
+	taps     uint64 // the filter taps computed (bit kh·K+kw), see usedTaps
+	nph      int    // phases per axis: min(S, K)
+	hq, wq   int    // phase plane size
+	plane    int    // hq·wq
+	imgLen   int    // floats of one image's planes
+	qspan    int    // columns a direct tile sweep covers: (OH−1)·Wq + OW
+	ntiles   int    // direct: tiles per image
+	nsegs    int    // direct: store segments of all tiles
+	packed   bool   // im2col panels packed per tile over groups of images (conv_packed.go)
+	group    int    // packed: images per group
+	ntg      int    // packed: tiles per full group
+	prepLen  int    // floats of one worker's planes, with read slack
 	workers  int
 	offA     int // packed weights, OC·kdim (none when they come packed)
 	offKoff  int // kdim int32: tap offsets in the planes
@@ -77,18 +82,23 @@ type convPlan struct {
 // planConv plans a call on path p. nvOnly > 0 restricts the tile width to
 // nvOnly vectors (weights packed for it), modeOnly to one algorithm
 // (modeAuto: the cheaper, or convMode's); prepacked leaves the packed
-// weights out of the workspace. The workspace of a given path, width and
+// weights out of the workspace; allTaps computes every filter tap, even
+// those usedTaps leaves out. The workspace of a given path, width and
 // algorithm never shrinks as b grows (the workspace functions rely on it).
-func planConv(p Path, s ConvShape, b, threads, nvOnly, modeOnly int, prepacked bool) convPlan {
+func planConv(p Path, s ConvShape, b, threads, nvOnly, modeOnly int, prepacked, allTaps bool) convPlan {
 	if modeOnly == modeAuto {
 		modeOnly = convMode
 	}
-	pl := convPlan{path: p, kdim: s.C * s.K * s.K}
+	pl := convPlan{path: p, taps: usedTaps(s)}
+	if allTaps {
+		pl.taps = allTapsOf(s)
+	}
+	pl.kdim = s.C * tapCount(s, pl.taps)
 	pl.nph = min(s.Stride, s.K)
 	pl.hq = ceilDiv(s.H+2*s.Pad, s.Stride)
 	pl.wq = ceilDiv(s.W+2*s.Pad, s.Stride)
 	pl.plane = pl.hq * pl.wq
-	if s.Stride == 1 && s.Pad > 0 && s.Pad < s.K {
+	if s.Stride == 1 && s.Pad > 0 && s.Pad < s.K && !padBothSides {
 		// Rows share their padding: the P zeros before row y's pixels are
 		// both its left padding and row y−1's right padding (a tap reads
 		// columns −P to W+P−1 of a row, and the latter land in the next
@@ -111,14 +121,20 @@ func planConv(p Path, s ConvShape, b, threads, nvOnly, modeOnly int, prepacked b
 		}
 		nr := nv * lanes
 		mp := panels(s.OC, mrMax(p, nv))
-		var per float64
-		for i := range mp {
-			_, mr := panel(s.OC, mp, i)
-			per += float64(pl.kdim)*kernelCycles(mr, nv) + float64(mr*nv)*2 + 20
+		// perOf is the cost of a tile of the panels of nv vectors computed
+		// k vectors wide (k ≤ nv: a last tile, see lastNV).
+		perOf := func(k int) float64 {
+			var c float64
+			for i := range mp {
+				_, mr := panel(s.OC, mp, i)
+				c += float64(pl.kdim)*kernelCycles(mr, k) + float64(mr*k)*2 + 20
+			}
+			return c
 		}
+		per := perOf(nv)
 		// Direct: tiles sweep the padded rows of one image.
 		ntiles := ceilDiv(pl.qspan, nr)
-		cost := float64(ntiles) * per
+		cost := float64(ntiles-1)*per + perOf(lastNV(pl.qspan, nr, lanes))
 		if s.K == 1 {
 			// Every tap of a 1×1 filter reads another plane: the direct
 			// kernel's unaligned, scattered loads cost about a third more
@@ -134,7 +150,7 @@ func planConv(p Path, s ConvShape, b, threads, nvOnly, modeOnly int, prepacked b
 		g := groupSize(pix, nr, ceilDiv(b, max(1, min(threads, b))))
 		ntg := ceilDiv(g*pix, nr)
 		runs := ceilDiv(nr, min(s.OW, 2*lanes)) + 1
-		gcost := float64(ntg) * (per + float64(pl.kdim*runs)*packCycles) / float64(g)
+		gcost := (float64(ntg-1)*per + perOf(lastNV(g*pix, nr, lanes)) + float64(ntg*pl.kdim*runs)*packCycles) / float64(g)
 		if modeOnly != modeDirect && (best < 0 || gcost < best) {
 			best, pl.nv, pl.nr, pl.ntg, pl.group, pl.mpan, pl.packed = gcost, nv, nr, ntg, g, mp, true
 		}
@@ -171,6 +187,20 @@ func planConv(p Path, s ConvShape, b, threads, nvOnly, modeOnly int, prepacked b
 
 // alignUp rounds n up to a multiple of m.
 func alignUp(n, m int) int { return (n + m - 1) / m * m }
+
+// lastNV is the width in vectors of lanes each of the last of the tiles of
+// nr columns that cover n columns: the tile ends with the columns, as the
+// micro-kernels of fewer vectors compute the same sums (every kernel
+// serves panels up to its mrMax, which is larger for narrower ones).
+func lastNV(n, nr, lanes int) int {
+	if fullLastTile {
+		return nr / lanes
+	}
+	return ceilDiv(n-(ceilDiv(n, nr)-1)*nr, lanes)
+}
+
+// fullLastTile computes last tiles as wide as the others (tests compare).
+var fullLastTile = false
 
 // convMode forces one convolution algorithm, for tests (export_test.go).
 var convMode = modeAuto
@@ -265,7 +295,9 @@ func convWorkspaceOf(k wsKey) int {
 	for p := range numPaths {
 		for nv := 1; nv <= maxNV; nv++ {
 			for _, m := range []int{modeDirect, modePacked} {
-				n = max(n, planConv(p, s, b, threads, nv, m, prepacked).wsLen)
+				for _, all := range []bool{false, true} {
+					n = max(n, planConv(p, s, b, threads, nv, m, prepacked, all).wsLen)
+				}
 			}
 		}
 	}
@@ -276,43 +308,157 @@ func convWorkspaceOf(k wsKey) int {
 // tile width. It goes with the packed weights to Conv2DPacked or
 // DensePacked, which compute on that path.
 type Packing struct {
-	path Path
-	nv   int
+	path    Path
+	nv      int
+	allTaps bool // every filter tap packed (see skipTaps)
 }
 
 // PackedConvLen returns the float32s of a convolution's packed weights,
 // OC·C·K·K.
 func PackedConvLen(s ConvShape) int { return s.OC * s.C * s.K * s.K }
 
-// PackConv stores w ([OC, C, K, K] row-major) in dst, PackedConvLen(s)
-// floats, as the micro-kernels read it, for the tile width the selected
-// path picks for a batch of b on the given threads. Weights packed once
-// serve every later Conv2DPacked call of that shape, of any batch: a layer
-// repacks its weights for every call of Conv2D.
-func PackConv(dst, w []float32, s ConvShape, b, threads int) Packing {
+// PackConv stores w ([OC, C, K, K] row-major) in dst, at most
+// PackedConvLen(s) floats, as the micro-kernels read it, for the tile width
+// the selected path picks for a batch of b on the given threads. Weights
+// packed once serve every later Conv2DPacked call of that shape, of any
+// batch, with the same bias (OC floats; whether the taps that read only
+// padding can be left out depends on it, see skipTaps): a layer repacks its
+// weights for every call of Conv2D.
+func PackConv(dst, w, bias []float32, s ConvShape, b, threads int) Packing {
 	s.check()
 	n := PackedConvLen(s)
-	if b < 1 || threads < 1 || len(dst) < n || len(w) < n {
-		panic(fmt.Sprintf("kernels: PackConv: b %d threads %d len(dst) %d len(w) %d, want %d for %+v", b, threads, len(dst), len(w), n, s))
+	if b < 1 || threads < 1 || len(dst) < n || len(w) < n || len(bias) < s.OC {
+		panic(fmt.Sprintf("kernels: PackConv: b %d threads %d len(dst) %d len(w) %d len(bias) %d, want %d and %d for %+v",
+			b, threads, len(dst), len(w), len(bias), n, s.OC, s))
 	}
-	pl := planConv(selected(), s, b, threads, 0, modeAuto, true)
-	packConvWeights(dst[:n], w, s.OC, pl.kdim, pl.mpan)
-	return Packing{path: pl.path, nv: pl.nv}
+	all := !skipTaps(s, w, bias)
+	pl := planConv(selected(), s, b, threads, 0, modeAuto, true, all)
+	packConvWeights(dst[:n], w, s, pl.taps, pl.mpan)
+	return Packing{path: pl.path, nv: pl.nv, allTaps: all}
 }
 
-// packConvWeights stores w [oc, kdim] as the micro-kernels read it: panel by
-// panel of the np balanced panels of output channels, k-major within a
-// panel (w[oc0+r, k] at oc0·kdim + k·mr + r).
-func packConvWeights(a, w []float32, oc, kdim, np int) {
+// packConvWeights stores w [OC, C·K·K] as the micro-kernels read it, the
+// taps in the mask only (kdim = C·taps of them): panel by panel of the np
+// balanced panels of output channels, k-major within a panel (w[oc0+r, k]
+// at oc0·kdim + k·mr + r, k counting the taps kept).
+func packConvWeights(a, w []float32, s ConvShape, taps uint64, np int) {
+	kk := s.K * s.K
+	full := s.C * kk
+	kdim := s.C * tapCount(s, taps)
 	for i := range np {
-		oc0, mr := panel(oc, np, i)
+		oc0, mr := panel(s.OC, np, i)
 		pa := a[oc0*kdim : (oc0+mr)*kdim]
 		for r := range mr {
-			for k, v := range w[(oc0+r)*kdim : (oc0+r+1)*kdim] {
-				pa[k*mr+r] = v
+			row := w[(oc0+r)*full : (oc0+r+1)*full]
+			if kdim == full {
+				for k, v := range row {
+					pa[k*mr+r] = v
+				}
+				continue
+			}
+			k := 0
+			for c := range s.C {
+				for t := range kk {
+					if hasTap(s, taps, t) {
+						pa[k*mr+r] = row[c*kk+t]
+						k++
+					}
+				}
 			}
 		}
 	}
+}
+
+// usedTaps returns the filter taps (bit kh·K+kw) that read a pixel of the
+// image for at least one output pixel. The others read only the zero
+// padding (a 5×5 filter with padding 2 over a 1×1 map: all but the
+// centre). Filters of more than 64 taps keep them all.
+func usedTaps(s ConvShape) uint64 {
+	if s.K*s.K > 64 {
+		return allTapsOf(s)
+	}
+	// kh (kw) that some output row (column) reads inside the image.
+	var rows, cols uint64
+	for k := range s.K {
+		for o := range s.OH {
+			if y := o*s.Stride + k - s.Pad; y >= 0 && y < s.H {
+				rows |= 1 << uint(k)
+				break
+			}
+		}
+		for o := range s.OW {
+			if x := o*s.Stride + k - s.Pad; x >= 0 && x < s.W {
+				cols |= 1 << uint(k)
+				break
+			}
+		}
+	}
+	var m uint64
+	for kh := range s.K {
+		for kw := range s.K {
+			if rows>>uint(kh)&1 != 0 && cols>>uint(kw)&1 != 0 {
+				m |= 1 << uint(kh*s.K+kw)
+			}
+		}
+	}
+	return m
+}
+
+// keepPadTaps turns skipTaps off (tests compare the two).
+var keepPadTaps = false
+
+// allTapsOf is the mask of every tap of s's filter (all ones for more
+// than 64 taps).
+func allTapsOf(s ConvShape) uint64 {
+	if s.K*s.K >= 64 {
+		return ^uint64(0)
+	}
+	return 1<<uint(s.K*s.K) - 1
+}
+
+// tapCount is the number of taps in mask m of s's filter.
+func tapCount(s ConvShape, m uint64) int {
+	if s.K*s.K > 64 {
+		return s.K * s.K
+	}
+	return bits.OnesCount64(m)
+}
+
+// hasTap reports whether tap t of s's filter is in mask m.
+func hasTap(s ConvShape, m uint64, t int) bool { return t >= 64 || m>>uint(t)&1 != 0 }
+
+// skipTaps reports whether the convolution may leave out of its sums the
+// taps usedTaps leaves out, bit for bit: some are left out, their weights
+// are finite, and no bias is −0.
+//
+// Each left-out term is w·(+0) = ±0 for a finite w (an infinite or NaN w
+// would make it NaN, which the sum must keep). Adding ±0 leaves a sum as it
+// is unless the sum is a zero of the other sign (−0 + +0 = +0), so the
+// sums with and without these terms are the same bits, or both zeros of
+// different signs; the next nonzero term makes them the same again (its
+// rounded sum with a zero does not depend on the zero's sign). A sum that
+// stays zero to the end gets the bias, which gives the same bits from
+// either zero unless the bias is −0 itself. (A sum is −0 only where its
+// only nonzero products underflowed to −0.)
+func skipTaps(s ConvShape, w, bias []float32) bool {
+	used := usedTaps(s)
+	if keepPadTaps || used == allTapsOf(s) {
+		return false
+	}
+	for _, v := range bias[:s.OC] {
+		if v == 0 && math.Signbit(float64(v)) {
+			return false
+		}
+	}
+	kk := s.K * s.K
+	for i := range s.OC * s.C {
+		for t, v := range w[i*kk : (i+1)*kk] {
+			if !hasTap(s, used, t) && (v != v || math.IsInf(float64(v), 0)) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Conv2D computes dst[b, OC, OH, OW] = act(bias[oc] + Σ w[oc, c, kh, kw] ·
@@ -351,9 +497,9 @@ func conv2D(dst, src, w, packed []float32, pk Packing, bias []float32, s ConvSha
 	}
 	var pl convPlan
 	if w == nil {
-		pl = planConv(pk.path, s, b, threads, pk.nv, modeAuto, true)
+		pl = planConv(pk.path, s, b, threads, pk.nv, modeAuto, true, pk.allTaps)
 	} else {
-		pl = planConv(selected(), s, b, threads, 0, modeAuto, false)
+		pl = planConv(selected(), s, b, threads, 0, modeAuto, false, !skipTaps(s, w, bias))
 	}
 	if pl.prepLen >= 1<<31-1 || s.OC*pl.kdim >= 1<<31-1 {
 		panic(fmt.Sprintf("kernels: Conv2D: %+v is too large for 32-bit tap offsets", s))
@@ -363,17 +509,22 @@ func conv2D(dst, src, w, packed []float32, pk Packing, bias []float32, s ConvSha
 	}
 	j := convJob{pl: pl, s: s, dst: dst, src: src, bias: bias, act: act, b: b, ws: ws}
 	if w != nil {
-		j.a = ws[pl.offA : pl.offA+s.OC*kdim]
-		packConvWeights(j.a, w, s.OC, kdim, pl.mpan)
+		j.a = ws[pl.offA : pl.offA+s.OC*pl.kdim]
+		packConvWeights(j.a, w, s, pl.taps, pl.mpan)
 	} else {
-		j.a = packed[:s.OC*kdim]
+		j.a = packed[:s.OC*pl.kdim]
 	}
-	j.koff = asInt32(ws[pl.offKoff:], kdim)
+	j.koff = asInt32(ws[pl.offKoff:], pl.kdim)
+	k := 0
 	for c := range s.C {
 		for kh := range s.K {
 			for kw := range s.K {
+				if !hasTap(s, pl.taps, kh*s.K+kw) {
+					continue
+				}
 				po := (c*pl.nph+kh%s.Stride)*pl.nph + kw%s.Stride
-				j.koff[(c*s.K+kh)*s.K+kw] = int32(po*pl.plane + (kh/s.Stride)*pl.wq + kw/s.Stride)
+				j.koff[k] = int32(po*pl.plane + (kh/s.Stride)*pl.wq + kw/s.Stride)
+				k++
 			}
 		}
 	}
@@ -440,11 +591,15 @@ func (j *convJob) run(w int) {
 		for t := range pl.ntiles {
 			ta.segs = j.segs[j.start[t]:j.start[t+1]]
 			ta.boff = t * pl.nr
+			nv := pl.nv
+			if t == pl.ntiles-1 {
+				nv = lastNV(pl.qspan, pl.nr, pl.path.lanes())
+			}
 			for i := range pl.mpan {
 				oc0, mr := panel(s.OC, pl.mpan, i)
 				ta.aoff, ta.astride, ta.mr = oc0*pl.kdim, mr, mr
 				ta.coff, ta.rboff = img*s.OC*p+oc0*p, oc0
-				gemm(pl.path, pl.nv, &ta)
+				gemm(pl.path, nv, &ta)
 			}
 		}
 		if applyAfter(j.act) {
@@ -452,6 +607,10 @@ func (j *convJob) run(w int) {
 		}
 	}
 }
+
+// padBothSides lays the planes out with each row's own left and right
+// padding (Wq = W+2P) at stride 1 too (tests compare the two layouts).
+var padBothSides = false
 
 // inPlace reports whether a convolution reads its input where it lies: with
 // stride 1 and no padding an image is its own plane set (plane = H·W,

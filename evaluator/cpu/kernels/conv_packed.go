@@ -126,11 +126,15 @@ func (j *convJob) runPacked(w int) {
 				ns++
 			}
 			ta.segs = segBuf[:ns]
+			nv := ceilDiv(end-n0, pl.path.lanes()) // the last tile of a group may be narrower (lastNV)
+			if fullLastTile {
+				nv = pl.nv
+			}
 			for i := range pl.mpan {
 				oc0, mr := panel(s.OC, pl.mpan, i)
 				ta.aoff, ta.astride, ta.mr = oc0*pl.kdim, mr, mr
 				ta.coff, ta.rboff = img0*s.OC*pix+oc0*pix, oc0
-				gemm(pl.path, pl.nv, &ta)
+				gemm(pl.path, nv, &ta)
 			}
 		}
 		if applyAfter(j.act) {

@@ -124,9 +124,8 @@ func (g *vg) tanhPairs(name string, a, b, small func()) {
 	g.p("\tCMPQ CX, $2")
 	g.p("\tJLT %s_one", name)
 	both(a)
-	g.p("\tVBROADCASTSS ·tanhT(SB), Z7")
-	g.p("\tVCMPPS $1, Z7, Z1, K1")
-	g.p("\tVCMPPS $1, Z7, Z17, K2")
+	g.p("\tVCMPPS $1, Z14, Z1, K1") // Z14: tanhT
+	g.p("\tVCMPPS $1, Z14, Z17, K2")
 	g.p("\tKANDW K1, K2, K3")
 	g.p("\tKORTESTW K3, K3")
 	g.p("\tJCS %s_small", name)
@@ -145,6 +144,10 @@ func (g *vg) tanhPairs(name string, a, b, small func()) {
 	}
 	g.p("%s_end:", name)
 }
+
+// K names vector register i of either set: the constants kept for the
+// whole loop (8 to 13 in act).
+func (g *vg) K(i int) string { return fmt.Sprintf("%s%d", g.is.r, i) }
 
 func (g *vg) zmm() bool { return g.is.r == "Z" }
 
@@ -169,20 +172,23 @@ func (g *vg) ld(c string, dst int) {
 // sel sets dst = (src1 PRED src2) ? ifSet : dst, with a compare predicate;
 // tmp is a scratch register for AVX2's mask.
 func (g *vg) sel(pred, src1, src2, ifSet, dst, tmp int) {
+	s2 := g.R(src2)
+	if src2 < 0 { // a constant register (K)
+		s2 = g.K(-src2)
+	}
 	if g.zmm() {
 		k := g.set + 1
-		g.p("\tVCMPPS $%d, %s, %s, K%d", pred, g.R(src2), g.R(src1), k)
+		g.p("\tVCMPPS $%d, %s, %s, K%d", pred, s2, g.R(src1), k)
 		g.p("\tVMOVAPS %s, K%d, %s", g.R(ifSet), k, g.R(dst))
 	} else {
-		g.p("\tVCMPPS $%d, %s, %s, %s", pred, g.R(src2), g.R(src1), g.R(tmp))
+		g.p("\tVCMPPS $%d, %s, %s, %s", pred, s2, g.R(src1), g.R(tmp))
 		g.p("\tVBLENDVPS %s, %s, %s, %s", g.R(tmp), g.R(ifSet), g.R(dst), g.R(dst))
 	}
 }
 
 // expf: x = e^x (see expf in act.go); clobbers n, t, u. Register 8 holds 1.
 func (g *vg) expf(x, n, t, u int) {
-	g.ld("expLo", u)
-	g.p("\tVMAXPS %s, %s, %s", g.R(x), g.R(u), g.R(x)) // NaN stays
+	g.p("\tVMAXPS %s, %s, %s", g.R(x), g.K(12), g.R(x)) // NaN stays
 	g.op("VMULPS", "log2e", x, n)
 	if g.zmm() {
 		g.p("\tVRNDSCALEPS $0, %s, %s", g.R(n), g.R(n))
@@ -191,7 +197,7 @@ func (g *vg) expf(x, n, t, u int) {
 	}
 	g.op("VFNMADD231PS", "ln2Hi", n, x)
 	g.op("VFNMADD231PS", "ln2Lo", n, x)
-	g.ld("expC0", t)
+	g.p("\tVMOVAPS %s, %s", g.K(13), g.R(t))
 	for _, c := range []string{"expC1", "expC2", "expC3", "expC4", "expC5"} {
 		g.op("VFMADD213PS", c, x, t)
 	}
@@ -234,6 +240,8 @@ func (g *vg) genAct() {
 	g.ld("one", 8)
 	g.ld("absMask", 9)
 	g.ld("slope", 11)
+	g.ld("expLo", 12)
+	g.ld("expC0", 13)
 	if g.zmm() {
 		g.p("\tVPXORD Z10, Z10, Z10")
 	} else {
@@ -271,7 +279,7 @@ func (g *vg) genAct() {
 		load(0)
 		g.p("\tVANDPS %s, %s, %s", R(9), R(0), R(1)) // a
 		g.p("\tVMULPS %s, %s, %s", R(0), R(0), R(2)) // z
-		g.ld("tanhP0", 3)
+		g.p("\tVMOVAPS %s, %s", g.K(15), R(3))
 		for _, c := range []string{"tanhP1", "tanhP2", "tanhP3", "tanhP4"} {
 			g.op("VFMADD213PS", c, 2, 3)
 		}
@@ -287,14 +295,17 @@ func (g *vg) genAct() {
 		g.p("\tVDIVPS %s, %s, %s", R(6), R(5), R(5))
 		g.p("\tVANDNPS %s, %s, %s", R(0), R(9), R(6))
 		g.p("\tVORPS %s, %s, %s", R(6), R(5), R(5)) // large-|x| result
-		g.ld("tanhT", 7)
-		g.sel(1, 1, 7, 3, 5, 6) // |x| < 0.625: polynomial
+		g.sel(1, 1, -14, 3, 5, 6)                   // |x| < 0.625: polynomial
 		store(5)
 	}
+	// Constants of one activation's loop stay in registers 14 and 15.
+	g.p("act%s_tanh:", s)
+	g.ld("tanhT", 14)
+	g.ld("tanhP0", 15)
 	if g.zmm() {
-		g.tanhPairs("act"+s+"_tanh", tanhA, tanhB, func() { store(3) })
+		g.tanhPairs("act"+s+"_tanhl", tanhA, tanhB, func() { store(3) })
 	} else {
-		g.loop("act"+s+"_tanh", func() { tanhA(); tanhB() })
+		g.loop("act"+s+"_tanhl", func() { tanhA(); tanhB() })
 	}
 	fin()
 	g.loop2("act"+s+"_sigmoid", func() {
@@ -309,14 +320,17 @@ func (g *vg) genAct() {
 		store(6)
 	})
 	fin()
-	g.loop2("act"+s+"_gelu", func() {
+	g.p("act%s_gelu:", s)
+	g.ld("erfE9", 14)
+	g.ld("two", 15)
+	g.loop2("act"+s+"_gelul", func() {
 		load(0)
 		g.op("VMULPS", "sqrt12", 0, 1) // u
 		g.p("\tVANDPS %s, %s, %s", R(9), R(1), R(2))
 		g.op("VMULPS", "half", 2, 3)
 		g.p("\tVADDPS %s, %s, %s", R(8), R(3), R(3))
 		g.p("\tVDIVPS %s, %s, %s", R(3), R(8), R(3)) // t
-		g.ld("erfE9", 4)
+		g.p("\tVMOVAPS %s, %s", g.K(14), R(4))
 		for i := 8; i >= 0; i-- {
 			g.op("VFMADD213PS", fmt.Sprintf("erfE%d", i), 3, 4)
 		}
@@ -324,7 +338,7 @@ func (g *vg) genAct() {
 		g.p("\tVSUBPS %s, %s, %s", R(5), R(4), R(4))
 		g.expf(4, 5, 6, 7)
 		g.p("\tVMULPS %s, %s, %s", R(4), R(3), R(4)) // erfc(|u|)
-		g.ld("two", 5)
+		g.p("\tVMOVAPS %s, %s", g.K(15), R(5))
 		g.p("\tVSUBPS %s, %s, %s", R(4), R(5), R(5))
 		g.sel(13, 1, 10, 5, 4, 7) // u ≥ 0: 2 − erfc(|u|)
 		g.op("VMULPS", "half", 0, 6)

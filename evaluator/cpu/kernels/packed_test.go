@@ -35,7 +35,7 @@ func TestConv2DPackedSameAsConv2D(t *testing.T) {
 
 					packB := cc.b + i%5 // packed for another batch: the tile width may differ
 					packed, checkPacked := guarded(t, name+" packed", kernels.PackedConvLen(s), float32(math.NaN()))
-					pk := kernels.PackConv(packed, w, s, packB, threads)
+					pk := kernels.PackConv(packed, w, bias, s, packB, threads)
 					checkPacked()
 					dst, checkDst := guarded(t, name+" dst", len(want), float32(math.NaN()))
 					ws, checkWs := guarded(t, name+" ws", kernels.ConvPackedWorkspace(s, max(cc.b, packB), threads), float32(math.NaN()))
@@ -103,7 +103,7 @@ func TestPackedKeepsItsPath(t *testing.T) {
 		dwant := make([]float32, 4*70)
 		kernels.Dense(dwant, dsrc, dw, dbias, 4, 50, 70, kernels.ReLU, make([]float32, kernels.DenseWorkspace(50, 70, 4, 1)), 1)
 		packed := make([]float32, kernels.PackedConvLen(s))
-		pk := kernels.PackConv(packed, w, s, 4, 1)
+		pk := kernels.PackConv(packed, w, bias, s, 4, 1)
 		dpacked := make([]float32, kernels.PackedDenseLen(50, 70))
 		dpk := kernels.PackDense(dpacked, dw, 50, 70, 4, 1)
 		for _, run := range paths {

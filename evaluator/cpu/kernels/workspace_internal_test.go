@@ -27,11 +27,11 @@ func TestWorkspaceCoversSmallerBatches(t *testing.T) {
 				ws, pws := ConvWorkspace(s, b, threads), ConvPackedWorkspace(s, b, threads)
 				for small := 1; small <= b; small++ {
 					for p := range numPaths {
-						if n := planConv(p, s, small, threads, 0, modeAuto, false).wsLen; n > ws {
+						if n := planConv(p, s, small, threads, 0, modeAuto, false, false).wsLen; n > ws {
 							t.Fatalf("%+v threads %d: Conv2D of %d on %v needs %d floats, ConvWorkspace(%d) = %d", s, threads, small, p, n, b, ws)
 						}
 						for nv := 1; nv <= maxNV; nv++ {
-							if n := planConv(p, s, small, threads, nv, modeAuto, true).wsLen; n > pws {
+							if n := planConv(p, s, small, threads, nv, modeAuto, true, false).wsLen; n > pws {
 								t.Fatalf("%+v threads %d: Conv2DPacked of %d (nv %d) on %v needs %d floats, ConvPackedWorkspace(%d) = %d", s, threads, small, nv, p, n, b, pws)
 							}
 						}

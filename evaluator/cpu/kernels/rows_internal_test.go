@@ -1,0 +1,118 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestSharedPadColsSame holds the stride-1 plane layout whose rows share
+// their padding columns (Wq = W+P) to the one with each row's own (Wq =
+// W+2P), bit for bit: paddings 1 to 3, filters 2 to 7, maps 1×1 to 30×30
+// (square and not; and a few of stride 2 or no padding), every algorithm, path, tile width and activation,
+// Conv2D and PackConv + Conv2DPacked on 1 to 3 threads, with NaN, ±Inf and
+// −0 among the pixels (a NaN read from a wrong place would show).
+func TestSharedPadColsSame(t *testing.T) {
+	testLayoutSame(t, "shared padding columns", func(old bool) { padBothSides = old })
+}
+
+// TestNarrowLastTileSame holds last tiles computed only as wide as the
+// columns they have left (lastNV) to last tiles as wide as the others, bit
+// for bit, on the same cases.
+func TestNarrowLastTileSame(t *testing.T) {
+	testLayoutSame(t, "narrow last tiles", func(old bool) { fullLastTile = old })
+}
+
+func testLayoutSame(t *testing.T, what string, setOld func(old bool)) {
+	r := rand.New(rand.NewPCG(9, 10))
+	var shapes []ConvShape
+	for _, hw := range [][2]int{{1, 1}, {2, 3}, {5, 5}, {7, 7}, {13, 11}, {14, 14}, {28, 28}, {30, 17}} {
+		for _, k := range []int{2, 3, 5, 7} {
+			for pad := 1; pad <= 3 && pad < k; pad++ {
+				oh, ow := OutSize(hw[0], k, 1, pad), OutSize(hw[1], k, 1, pad)
+				if oh < 1 || ow < 1 {
+					continue
+				}
+				shapes = append(shapes, ConvShape{C: 1 + r.IntN(6), H: hw[0], W: hw[1], OC: 1 + r.IntN(30), K: k, Stride: 1, Pad: pad, OH: oh, OW: ow})
+			}
+		}
+	}
+	shapes = append(shapes, // stride 2, no padding: the last tiles only
+		ConvShape{C: 3, H: 28, W: 28, OC: 9, K: 3, Stride: 2, Pad: 1, OH: 14, OW: 14},
+		ConvShape{C: 5, H: 13, W: 13, OC: 20, K: 5, Stride: 2, Pad: 2, OH: 7, OW: 7},
+		ConvShape{C: 4, H: 11, W: 11, OC: 7, K: 1, Stride: 2, Pad: 0, OH: 6, OW: 6},
+		ConvShape{C: 6, H: 14, W: 14, OC: 25, K: 5, Stride: 1, Pad: 0, OH: 10, OW: 10},
+		ConvShape{C: 2, H: 12, W: 9, OC: 31, K: 3, Stride: 1, Pad: 0, OH: 10, OW: 7})
+	if testing.Short() {
+		shapes = shapes[:len(shapes)/2]
+	}
+	for i, s := range shapes {
+		b := 1 + r.IntN(9)
+		src := make([]float32, b*s.C*s.H*s.W)
+		for j := range src {
+			switch r.IntN(40) {
+			case 0:
+				src[j] = float32(math.NaN())
+			case 1:
+				src[j] = float32(math.Inf(1 - 2*r.IntN(2)))
+			case 2:
+				src[j] = float32(math.Copysign(0, -1))
+			default:
+				src[j] = float32(r.NormFloat64())
+			}
+		}
+		w := make([]float32, s.OC*s.C*s.K*s.K)
+		for j := range w {
+			w[j] = float32(r.NormFloat64())
+		}
+		bias := make([]float32, s.OC)
+		for j := range bias {
+			bias[j] = float32(r.NormFloat64())
+		}
+		act := Act(i % int(GELU+1))
+		threads := 1 + i%3
+		for _, mode := range []int{modeAuto, modeDirect, modePacked} {
+			for _, p := range Paths() {
+				for nv := 0; nv <= maxNV; nv++ {
+					prevMode, prevPath := convMode, selected()
+					convMode = mode
+					Select(p)
+					run := func(old, packed bool) []float32 {
+						setOld(old)
+						defer setOld(false)
+						dst := make([]float32, b*s.OC*s.OH*s.OW)
+						if !packed {
+							Conv2D(dst, src, w, bias, s, b, act, make([]float32, ConvWorkspace(s, b, threads)), threads)
+							return dst
+						}
+						pw := make([]float32, PackedConvLen(s))
+						pk := PackConv(pw, w, bias, s, b, threads)
+						if nv > 0 { // every tile width, not only the planner's
+							pk.nv = nv
+							pl := planConv(p, s, b, threads, nv, modeAuto, true, pk.allTaps)
+							packConvWeights(pw, w, s, pl.taps, pl.mpan)
+						}
+						Conv2DPacked(dst, src, pw, pk, bias, s, b, act, make([]float32, ConvPackedWorkspace(s, b, threads)), threads)
+						return dst
+					}
+					for _, packed := range []bool{false, true} {
+						if nv > 0 && !packed {
+							continue
+						}
+						want, got := run(true, packed), run(false, packed)
+						name := fmt.Sprintf("%+v b %d %v mode %d %v nv %d packed %v", s, b, act, mode, p, nv, packed)
+						for j := range want {
+							if math.Float32bits(want[j]) != math.Float32bits(got[j]) {
+								t.Fatalf("%s: out[%d] = %v (%#x) with %s, %v (%#x) without",
+									name, j, got[j], math.Float32bits(got[j]), what, want[j], math.Float32bits(want[j]))
+							}
+						}
+					}
+					convMode = prevMode
+					Select(prevPath)
+				}
+			}
+		}
+	}
+}
