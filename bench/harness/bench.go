@@ -29,7 +29,7 @@ type Options struct {
 	Images   int
 	Dataset  string // mnist | synthetic
 	Batch    int    // images per forward (both engines); 0: each engine's default
-	Parallel int // fitness_eval_parallel; 0: the configuration's default (config.CPUParallel)
+	Parallel int    // fitness_eval_parallel; 0: the configuration's default (config.CPUParallel)
 	Threads  int
 	Repeat   int
 	Torch    string // auto | off
@@ -163,11 +163,13 @@ func Run(ctx context.Context, o Options, stderr io.Writer) (*Report, error) {
 	if threads == 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
-	// The CPU backend's parallelism does not depend on the opened backend.
-	cfg := benchConfig(o).WithParallel(nil)
+	cfg := benchConfig(o)
 	rep := &Report{
-		Dataset: o.Dataset, Images: o.Images, Seed: o.Seed, Threads: threads, Parallel: cfg.Eval.FitnessEvalParallel,
-		Batch: o.Batch, Repeat: o.Repeat, CPU: run.CPUFeatures(), LoadBefore: loadAverage(),
+		Dataset: o.Dataset, Images: o.Images, Seed: o.Seed, Threads: threads,
+		// The CPU backend's parallelism does not depend on the opened
+		// backend; cfg itself stays unresolved, for OpenBackend.
+		Parallel: cfg.WithParallel(nil).Eval.FitnessEvalParallel,
+		Batch:    o.Batch, Repeat: o.Repeat, CPU: run.CPUFeatures(), LoadBefore: loadAverage(),
 	}
 	ds, err := datasets.Open(cfg.DatasetSpec())
 	if err != nil {
@@ -315,6 +317,7 @@ func benchPopulation(ctx context.Context, o Options, cfg *config.Config, ds *dat
 		return nil, err
 	}
 	defer b.Close()
+	cfg = cfg.WithParallel(b)
 	ev, err := evaluator.New(b, ds, cfg.StagingConfig(), cfg.EvaluatorOptions(nil))
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
