@@ -24,6 +24,7 @@ func Example_resume() {
 	cfg.VRAM.AdaptivePopulationVRAM = false    // staged in chunks,
 	cfg.VRAM.PopulationGPUChunkBytes = 8 << 10 // a few genomes each
 	cfg.Output.Results = filepath.Join(dir, "results.jsonl")
+	cfg.Eval.FitnessEvalParallel = 1 // one genome at a time: none in flight at the stop
 
 	// Stop after 8 genomes, as a killed run would.
 	ctx, stop := context.WithCancel(context.Background())
