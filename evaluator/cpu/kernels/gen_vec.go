@@ -498,6 +498,7 @@ func genVec() {
 	genCopyRows(pr)
 	genPackVec(pr)
 	genDeintPlane(pr)
+	genEvenRows(pr)
 	out.WriteString(pr.sb.String())
 	for _, is := range vecISAs {
 		g := &vg{is: is}

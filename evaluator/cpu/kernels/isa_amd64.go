@@ -404,6 +404,21 @@ func copyRows(p Path, dst, src []float32, rows, w, stride int) {
 }
 
 //go:noescape
+func evenRows512(dst, src []float32, rows, n, srcStride, dstStride int)
+
+// evenRows copies src[r·srcStride+2i] to dst[r·dstStride+i] for r < rows,
+// i < n (evenRowsGo); the slices are checked here, the assembly masks each
+// row's last vector.
+func evenRows(p Path, dst, src []float32, rows, n, srcStride, dstStride int) {
+	if p != AVX512 || rows == 0 || n == 0 {
+		evenRowsGo(dst, src, rows, n, srcStride, dstStride)
+		return
+	}
+	_, _ = dst[(rows-1)*dstStride+n-1], src[(rows-1)*srcStride+2*(n-1)]
+	evenRows512(dst, src, rows, n, srcStride, dstStride)
+}
+
+//go:noescape
 func deintPlane512(prep, img []float32, h, w, wq, plane, evenAdd, oddAdd, y0 int)
 
 // deintPlane splits one channel (h×w, padding pad) into its four stride-2

@@ -32,4 +32,8 @@ func deint(_ Path, even, odd, row []float32) { deintGo(even, odd, row) }
 
 func copyRows(_ Path, dst, src []float32, rows, w, stride int) { copyRowsGo(dst, src, rows, w, stride) }
 
+func evenRows(_ Path, dst, src []float32, rows, n, srcStride, dstStride int) {
+	evenRowsGo(dst, src, rows, n, srcStride, dstStride)
+}
+
 func deintPlane([]float32, []float32, int, int, int, int, int) { panic("kernels: no AVX-512") }

@@ -946,6 +946,68 @@ dplane_done:
 	VZEROUPPER
 	RET
 
+// func evenRows512(dst, src []float32, rows, n, srcStride, dstStride int)
+TEXT ·evenRows512(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), DI
+	MOVQ src_base+24(FP), SI
+	MOVQ rows+48(FP), R8
+	MOVQ n+56(FP), R9
+	MOVQ srcStride+64(FP), R12
+	SHLQ $2, R12
+	MOVQ dstStride+72(FP), R10
+	SHLQ $2, R10
+	VMOVDQU32 ·evenIdx(SB), Z14
+	TESTQ R8, R8
+	JEQ erow_done
+	MOVQ R9, CX
+	ANDQ $15, CX
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+	KMOVW AX, K3
+	XORQ AX, AX
+	TESTQ CX, CX
+	JEQ erow_masks
+	LEAQ -1(CX)(CX*1), CX
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+erow_masks:
+	KMOVW AX, K1
+	SHRQ $16, AX
+	KMOVW AX, K2
+	MOVQ R9, R11
+	SHRQ $4, R11
+erow_row:
+	MOVQ SI, BX
+	MOVQ DI, DX
+	MOVQ R11, CX
+	TESTQ CX, CX
+	JEQ erow_tail
+erow_vec:
+	VMOVUPS (BX), Z0
+	VMOVUPS 64(BX), Z1
+	VMOVAPS Z14, Z2
+	VPERMI2PS Z1, Z0, Z2
+	VMOVUPS Z2, (DX)
+	ADDQ $128, BX
+	ADDQ $64, DX
+	DECQ CX
+	JNE erow_vec
+erow_tail:
+	VMOVUPS.Z (BX), K1, Z0
+	VMOVUPS.Z 64(BX), K2, Z1
+	VMOVAPS Z14, Z2
+	VPERMI2PS Z1, Z0, Z2
+	VMOVUPS Z2, K3, (DX)
+	ADDQ R12, SI
+	ADDQ R10, DI
+	DECQ R8
+	JNE erow_row
+erow_done:
+	VZEROUPPER
+	RET
+
 // func act512(act int, x []float32): x[i] = act(x[i]), len(x) a multiple of 16.
 TEXT ·act512(SB), NOSPLIT, $0-32
 	MOVQ act+0(FP), AX
