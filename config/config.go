@@ -133,7 +133,7 @@ func Default() *Config {
 			Backend:             "cpu",
 			DType:               vram.Float32.String(),
 			EvalBatchSize:       vram.DefaultEvalBatchSize,
-			FitnessEvalParallel: 0, // the backend's: CPUParallel on the CPU, a GPU's streams
+			FitnessEvalParallel: 0, // the backend's: cpu.DefaultParallel on the CPU, a GPU's streams
 			Fitness:             FitnessAccuracy,
 			ComputePrecision:    "fp32",
 		},

@@ -60,7 +60,7 @@ func (c *Config) BackendOptions(log *zerolog.Logger) (evaluator.BackendOptions, 
 		Faults:      vram.FaultOptions{Rate: c.VRAM.FaultRate, Seed: uint64(c.VRAM.FaultSeed), At: c.VRAM.FaultAt},
 		DeviceIndex: c.Eval.Device,
 		// fitness_eval_parallel 0 gives each forward every thread: on the
-		// CPU, CPUParallel forwards then share the cores.
+		// CPU, cpu.DefaultParallel forwards then share the cores.
 		Threads:  evaluator.ThreadsPerForward(c.Eval.Threads, c.Eval.FitnessEvalParallel),
 		Parallel: c.Eval.FitnessEvalParallel,
 		Logger:   log,
@@ -78,46 +78,18 @@ func (c *Config) OpenBackend(log *zerolog.Logger) (evaluator.Backend, error) {
 	return evaluator.OpenBackend(c.Eval.Backend, o)
 }
 
-// CPUParallel is eval.fitness_eval_parallel's meaning of 0 for
-// eval.backend "cpu" with two threads or more: two genomes' forwards in
-// flight, each split over every thread (the Go scheduler shares the cores
-// between them). A forward split over the threads leaves some idle at its
-// start and end (planning, the slice's last tile, the reduction), which
-// the other forward fills; and the last, largest genome of a population
-// still gets every thread, where forwards of half the threads each left a
-// core idle (the wide preset: 40.2 s against 26.2 s one at a time). On two
-// cores: 10,000 small genomes on 50 images 6.8–7.3 s against 9.2–10.0 s
-// one at a time; the bench's presets the same speed as one at a time
-// (bench/NOTES.md). The results are the same bits either way
-// (evaluator.SliceStats sums the loss exactly).
-const CPUParallel = 2
-
-// cpuParallel is fitness_eval_parallel 0 on the CPU backend: CPUParallel,
-// or 1 with one thread.
-func (c *Config) cpuParallel() int {
-	if evaluator.ThreadsPerForward(c.Eval.Threads, 1) < 2 {
-		return 1
-	}
-	return CPUParallel
-}
-
 // WithParallel is c, or when eval.fitness_eval_parallel is 0 a copy of c
-// with the parallelism it stands for, for the evaluator and staging; b must
-// have been opened with c itself (BackendOptions of 0 gives each forward
-// every thread, which the resolved copy would not): for eval.backend "cpu", CPUParallel
-// (1 with one thread); else what the opened backend b suggests
-// (evaluator.PreferredParallel: the streams a GPU opened; 1 for the CPU
-// backend that "auto" fell back to, opened with every thread per forward).
+// with the parallelism backend b suggests (evaluator.PreferredParallel:
+// cpu.DefaultParallel on the CPU, 1 with one thread; the streams a GPU
+// opened), for the evaluator and staging. b must have been opened with c
+// itself: with 0, BackendOptions gives each forward every thread, which
+// the resolved copy would not.
 func (c *Config) WithParallel(b evaluator.Backend) *Config {
 	if c.Eval.FitnessEvalParallel > 0 {
 		return c
 	}
 	cc := *c
-	if c.Eval.Backend == "cpu" {
-		cc.Eval.FitnessEvalParallel = c.cpuParallel()
-	} else {
-		cc.Eval.FitnessEvalParallel = evaluator.PreferredParallel(b)
-	}
+	cc.Eval.FitnessEvalParallel = evaluator.PreferredParallel(b)
 	return &cc
 }
 

@@ -7,7 +7,7 @@ import (
 	"github.com/neateval/neateval/evaluator/cpu"
 )
 
-// fitness_eval_parallel 0 on the CPU backend is CPUParallel forwards,
+// fitness_eval_parallel 0 on the CPU backend is cpu.DefaultParallel forwards,
 // each on every thread of eval.threads (one forward with one thread); a
 // number given is kept, and each forward gets its share of the threads.
 func TestCPUParallel(t *testing.T) {
@@ -15,8 +15,8 @@ func TestCPUParallel(t *testing.T) {
 		parallel, threads   int
 		wantPar, wantPerFwd int
 	}{
-		{0, 2, CPUParallel, 2},
-		{0, 8, CPUParallel, 8},
+		{0, 2, cpu.DefaultParallel, 2},
+		{0, 8, cpu.DefaultParallel, 8},
 		{0, 1, 1, 1},
 		{1, 8, 1, 8},
 		{3, 6, 3, 2},

@@ -128,14 +128,13 @@ type BackendOptions struct {
 
 // ParallelHint is implemented by backends with a fitness_eval_parallel of
 // their own to suggest: the CUDA backend's is the forwards it opened
-// streams for.
+// streams for, the CPU backend's two forwards sharing its threads.
 type ParallelHint interface {
 	PreferredParallel() int
 }
 
 // PreferredParallel is b's suggested fitness_eval_parallel, 1 for a backend
-// without a hint (the CPU backend splits each forward over its threads
-// instead).
+// without a hint.
 func PreferredParallel(b Backend) int {
 	if h, ok := b.(ParallelHint); ok && h.PreferredParallel() > 0 {
 		return h.PreferredParallel()

@@ -29,7 +29,7 @@ type Options struct {
 	Images   int
 	Dataset  string // mnist | synthetic
 	Batch    int    // images per forward (both engines); 0: each engine's default
-	Parallel int    // fitness_eval_parallel; 0: the configuration's default (config.CPUParallel)
+	Parallel int    // fitness_eval_parallel; 0: the backend's (cpu.DefaultParallel)
 	Threads  int
 	Repeat   int
 	Torch    string // auto | off
@@ -126,6 +126,7 @@ type PopResult struct {
 	Check         *fitnessCheck `json:"fitness_check"`
 	ONNXRuntime   *EngineResult `json:"onnxruntime"`
 	ORTCheck      *fitnessCheck `json:"ort_fitness_check"`
+	parallel      int           // the fitness_eval_parallel neateval ran with (Report.Parallel)
 }
 
 // EngineResult is one engine's fastest evaluation of a population.
@@ -165,11 +166,8 @@ func Run(ctx context.Context, o Options, stderr io.Writer) (*Report, error) {
 	}
 	cfg := benchConfig(o)
 	rep := &Report{
-		Dataset: o.Dataset, Images: o.Images, Seed: o.Seed, Threads: threads,
-		// The CPU backend's parallelism does not depend on the opened
-		// backend; cfg itself stays unresolved, for OpenBackend.
-		Parallel: cfg.WithParallel(nil).Eval.FitnessEvalParallel,
-		Batch:    o.Batch, Repeat: o.Repeat, CPU: run.CPUFeatures(), LoadBefore: loadAverage(),
+		Dataset: o.Dataset, Images: o.Images, Seed: o.Seed, Threads: threads, Parallel: o.Parallel,
+		Batch: o.Batch, Repeat: o.Repeat, CPU: run.CPUFeatures(), LoadBefore: loadAverage(),
 	}
 	ds, err := datasets.Open(cfg.DatasetSpec())
 	if err != nil {
@@ -204,6 +202,7 @@ func Run(ctx context.Context, o Options, stderr io.Writer) (*Report, error) {
 			failed = append(failed, preset)
 		}
 		rep.Populations = append(rep.Populations, *pr)
+		rep.Parallel = pr.parallel
 	}
 	ext.sampleCeiling(ctx)
 	rep.Ceiling, rep.CeilingSamples = ext.best, ext.samples
@@ -318,6 +317,7 @@ func benchPopulation(ctx context.Context, o Options, cfg *config.Config, ds *dat
 	}
 	defer b.Close()
 	cfg = cfg.WithParallel(b)
+	pr.parallel = cfg.Eval.FitnessEvalParallel
 	ev, err := evaluator.New(b, ds, cfg.StagingConfig(), cfg.EvaluatorOptions(nil))
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)

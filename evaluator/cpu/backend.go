@@ -40,6 +40,26 @@ func New(o evaluator.BackendOptions) (*Backend, error) {
 	return &Backend{dev: dev, dtype: o.DType, threads: max(o.Threads, 1)}, nil
 }
 
+// DefaultParallel is the fitness_eval_parallel the CPU backend suggests
+// (PreferredParallel) when it has two threads or more: two genomes'
+// forwards in flight, each split over every thread (the Go scheduler
+// shares the cores between them; the kernels fan out with a WaitGroup and
+// never spin). A forward split over the threads leaves some idle at its
+// start and end (planning, the slice's last tile, the reduction), which
+// the other forward fills; and the last, largest genome of a population
+// still gets every thread, where forwards of half the threads each left a
+// core idle (the wide preset: 40.2 s against 26.2 s one at a time). On two
+// cores: 10,000 small genomes on 50 images 6.8–7.3 s against 9.2–10.0 s
+// one at a time; the bench's presets the same speed as one at a time
+// (bench/NOTES.md). The results are the same bits either way
+// (evaluator.SliceStats sums the loss exactly).
+const DefaultParallel = 2
+
+// PreferredParallel is DefaultParallel, or 1 for a backend of one thread
+// per forward (evaluator.ParallelHint). A backend opened for
+// fitness_eval_parallel 0 has every thread per forward.
+func (c *Backend) PreferredParallel() int { return min(DefaultParallel, c.threads) }
+
 // Name is "cpu".
 func (c *Backend) Name() string { return "cpu" }
 

@@ -275,9 +275,6 @@ func (f *cpuForward) poolsNext(i int) bool {
 			return false
 		}
 	}
-	n := int64(f.n)
-	lo, hi := f.part.out[i+1], f.part.out[i+1]+4*n*int64(sp.Out.Size())
-	overlaps := func(off, size int64) bool { return off >= 0 && off < hi && lo < off+size }
 	in := f.part.input
 	if s.Inputs[0] >= 0 {
 		in = f.part.out[s.Inputs[0]]
@@ -285,10 +282,24 @@ func (f *cpuForward) poolsNext(i int) bool {
 	// The pool may write over the input where each chunk's pooled values
 	// end before the first image still to be convolved: its output starts
 	// no later than the input and is no larger per image.
-	if overlaps(in, 4*n*int64(s.In.Size())) && (lo > in || sp.Out.Size() > s.In.Size()) {
+	if f.poolOverlaps(i, in, 4*int64(f.n*s.In.Size())) && (f.part.out[i+1] > in || sp.Out.Size() > s.In.Size()) {
 		return false
 	}
-	return !overlaps(f.part.ws[i], 4*int64(f.part.wsLen[i])) || f.convPoolWS(i) != nil
+	return !f.poolOverlapsWS(i) || f.convPoolWS(i) != nil
+}
+
+// poolOverlaps says whether the bytes [off, off+size) of the block (none
+// when off < 0) overlap the output of pool step i+1.
+func (f *cpuForward) poolOverlaps(i int, off, size int64) bool {
+	lo := f.part.out[i+1]
+	hi := lo + 4*int64(f.n*f.g.Steps[i+1].Out.Size())
+	return off >= 0 && off < hi && lo < off+size
+}
+
+// poolOverlapsWS says whether pool step i+1's output overlaps step i's
+// workspace.
+func (f *cpuForward) poolOverlapsWS(i int) bool {
+	return f.poolOverlaps(i, f.part.ws[i], 4*int64(f.part.wsLen[i]))
 }
 
 // convPoolWS is the workspace convThenPool's convolution chunks use where
@@ -324,8 +335,7 @@ func (f *cpuForward) convThenPool(i int, in, ws []float32) {
 	s, sp := &f.g.Steps[i], &f.g.Steps[i+1]
 	n, inSz, outSz, poolSz := f.n, s.In.Size(), s.Out.Size(), sp.Out.Size()
 	chunk := convPoolChunk(outSz)
-	pl, ph := f.part.out[i+1], f.part.out[i+1]+4*int64(n*poolSz)
-	if wo := f.part.ws[i]; wo < ph && pl < wo+4*int64(f.part.wsLen[i]) {
+	if f.poolOverlapsWS(i) {
 		ws = f.convPoolWS(i) // the pool's output takes ws: see poolsNext
 	}
 	out := f.f32(f.part.out[i], n*outSz)

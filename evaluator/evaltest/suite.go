@@ -172,17 +172,9 @@ func Invariance(t *testing.T, nb NewBackend) {
 // image (a rounding tie), loss within LossTol.
 func Same(t testing.TB, want, got []evaluator.Result) {
 	t.Helper()
-	if len(want) != len(got) {
-		t.Fatalf("%d results, want %d", len(got), len(want))
-	}
-	for i := range want {
-		w, g := want[i], got[i]
-		if (w.Err == nil) != (g.Err == nil) {
-			t.Errorf("genome %d: error %v, want %v", w.GenomeID, g.Err, w.Err)
-			continue
-		}
+	pairs(t, want, got, func(w, g evaluator.Result) {
 		if w.Err != nil {
-			continue
+			return
 		}
 		if w.GenomeID != g.GenomeID || w.Images != g.Images {
 			t.Errorf("genome %d: got genome %d with %d images, want %d images", w.GenomeID, g.GenomeID, g.Images, w.Images)
@@ -193,7 +185,7 @@ func Same(t testing.TB, want, got []evaluator.Result) {
 		if !close(g.Loss, w.Loss, LossTol) {
 			t.Errorf("genome %d: loss %.9g, want %.9g", w.GenomeID, g.Loss, w.Loss)
 		}
-	}
+	})
 }
 
 // Identical checks that got holds want's results bit for bit: the same
@@ -202,6 +194,20 @@ func Same(t testing.TB, want, got []evaluator.Result) {
 // parallel forwards, threads, out-of-memory retries): SliceStats sums the
 // loss exactly.
 func Identical(t testing.TB, want, got []evaluator.Result) {
+	t.Helper()
+	same := func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
+	pairs(t, want, got, func(w, g evaluator.Result) {
+		if w.GenomeID != g.GenomeID || w.Images != g.Images || !same(w.Accuracy, g.Accuracy) || !same(w.Loss, g.Loss) || !same(w.Fitness, g.Fitness) {
+			t.Errorf("genome %d: got genome %d, %d images, accuracy %v, loss %v, fitness %v; want %d images, accuracy %v, loss %v, fitness %v",
+				w.GenomeID, g.GenomeID, g.Images, g.Accuracy, g.Loss, g.Fitness, w.Images, w.Accuracy, w.Loss, w.Fitness)
+		}
+	})
+}
+
+// pairs calls check on each pair of results whose errors agree (both nil
+// or both not), after checking that there are as many of each and
+// reporting the pairs whose errors do not.
+func pairs(t testing.TB, want, got []evaluator.Result, check func(w, g evaluator.Result)) {
 	t.Helper()
 	if len(want) != len(got) {
 		t.Fatalf("%d results, want %d", len(got), len(want))
@@ -212,11 +218,7 @@ func Identical(t testing.TB, want, got []evaluator.Result) {
 			t.Errorf("genome %d: error %v, want %v", w.GenomeID, g.Err, w.Err)
 			continue
 		}
-		same := func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
-		if w.GenomeID != g.GenomeID || w.Images != g.Images || !same(w.Accuracy, g.Accuracy) || !same(w.Loss, g.Loss) || !same(w.Fitness, g.Fitness) {
-			t.Errorf("genome %d: got genome %d, %d images, accuracy %v, loss %v, fitness %v; want %d images, accuracy %v, loss %v, fitness %v",
-				w.GenomeID, g.GenomeID, g.Images, g.Accuracy, g.Loss, g.Fitness, w.Images, w.Accuracy, w.Loss, w.Fitness)
-		}
+		check(w, g)
 	}
 }
 
