@@ -139,7 +139,7 @@ func BenchmarkConv2DModes(b *testing.B) {
 		w := randSlice(r, s.OC*s.C*s.K*s.K, 0.1)
 		bias := randSlice(r, s.OC, 0.1)
 		dst := make([]float32, batch*s.OC*s.OH*s.OW)
-		for _, mode := range []string{"auto", "direct", "packed"} {
+		for _, mode := range []string{"auto", "direct", "packed", "classic", "winograd"} {
 			prev := kernels.SetConvMode(mode)
 			ws := make([]float32, kernels.ConvWorkspace(s, batch, 1))
 			b.Run(fmt.Sprintf("%s/%s", bc.name, mode), func(b *testing.B) {

@@ -65,9 +65,11 @@ type convPlan struct {
 	ntiles   int    // direct: tiles per image
 	nsegs    int    // direct: store segments of all tiles
 	packed   bool   // im2col panels packed per tile over groups of images (conv_packed.go)
-	group    int    // packed: images per group
-	ntg      int    // packed: tiles per full group
-	prepLen  int    // floats of one worker's planes, with read slack
+	winograd bool   // F(2×2, K×K) over groups of images (conv_winograd.go)
+	wg       wgPlan
+	group    int // packed: images per group
+	ntg      int // packed: tiles per full group
+	prepLen  int // floats of one worker's planes, with read slack
 	workers  int
 	offA     int // packed weights, OC·kdim (none when they come packed)
 	offKoff  int // kdim int32: tap offsets in the planes
@@ -88,6 +90,17 @@ type convPlan struct {
 func planConv(p Path, s ConvShape, b, threads, nvOnly, modeOnly int, prepacked, allTaps bool) convPlan {
 	if modeOnly == modeAuto {
 		modeOnly = convMode
+	}
+	if modeOnly == modeWinograd || modeOnly == modeAuto {
+		if wgEligible(s) {
+			pl := convPlan{path: p}
+			planWinograd(&pl, p, s, b, threads, prepacked)
+			return pl
+		}
+		modeOnly = modeAuto
+	}
+	if modeOnly == modeClassic {
+		modeOnly = modeAuto
 	}
 	pl := convPlan{path: p, taps: usedTaps(s)}
 	if allTaps {
@@ -209,6 +222,8 @@ const (
 	modeAuto = iota
 	modeDirect
 	modePacked
+	modeWinograd // where the shape takes it (wgEligible)
+	modeClassic  // the cheaper of direct and packed, never Winograd
 )
 
 // packCycles is the cost of copying one run of one tap, relative to the
@@ -300,6 +315,9 @@ func convWorkspaceOf(k wsKey) int {
 				}
 			}
 		}
+		if wgEligible(s) {
+			n = max(n, planConv(p, s, b, threads, 0, modeWinograd, prepacked, false).wsLen)
+		}
 	}
 	return n
 }
@@ -308,14 +326,20 @@ func convWorkspaceOf(k wsKey) int {
 // tile width. It goes with the packed weights to Conv2DPacked or
 // DensePacked, which compute on that path.
 type Packing struct {
-	path    Path
-	nv      int
-	allTaps bool // every filter tap packed (see skipTaps)
+	path     Path
+	nv       int
+	allTaps  bool // every filter tap packed (see skipTaps)
+	winograd bool // transformed for the Winograd variant (wgWeights)
 }
 
-// PackedConvLen returns the float32s of a convolution's packed weights,
-// OC·C·K·K.
-func PackedConvLen(s ConvShape) int { return s.OC * s.C * s.K * s.K }
+// PackedConvLen returns the float32s of a convolution's packed weights:
+// OC·C·K·K, or OC·C·(K+1)² where the shape takes the Winograd variant.
+func PackedConvLen(s ConvShape) int {
+	if wgEligible(s) {
+		return max(s.OC*s.C*s.K*s.K, wgPackedLen(s))
+	}
+	return s.OC * s.C * s.K * s.K
+}
 
 // PackConv stores w ([OC, C, K, K] row-major) in dst, at most
 // PackedConvLen(s) floats, as the micro-kernels read it, for the tile width
@@ -327,13 +351,17 @@ func PackedConvLen(s ConvShape) int { return s.OC * s.C * s.K * s.K }
 func PackConv(dst, w, bias []float32, s ConvShape, b, threads int) Packing {
 	s.check()
 	n := PackedConvLen(s)
-	if b < 1 || threads < 1 || len(dst) < n || len(w) < n || len(bias) < s.OC {
+	if b < 1 || threads < 1 || len(dst) < n || len(w) < s.OC*s.C*s.K*s.K || len(bias) < s.OC {
 		panic(fmt.Sprintf("kernels: PackConv: b %d threads %d len(dst) %d len(w) %d len(bias) %d, want %d and %d for %+v",
 			b, threads, len(dst), len(w), len(bias), n, s.OC, s))
 	}
 	all := !skipTaps(s, w, bias)
 	pl := planConv(selected(), s, b, threads, 0, modeAuto, true, all)
-	packConvWeights(dst[:n], w, s, pl.taps, pl.mpan)
+	if pl.winograd {
+		wgWeights(dst[:wgPackedLen(s)], w, s, pl.mpan)
+		return Packing{path: pl.path, nv: pl.nv, winograd: true}
+	}
+	packConvWeights(dst[:s.OC*s.C*s.K*s.K], w, s, pl.taps, pl.mpan)
 	return Packing{path: pl.path, nv: pl.nv, allTaps: all}
 }
 
@@ -486,18 +514,25 @@ func conv2D(dst, src, w, packed []float32, pk Packing, bias []float32, s ConvSha
 	s.check()
 	kdim := s.C * s.K * s.K
 	p := s.OH * s.OW
-	weights := w
+	weights, need := w, s.OC*kdim
 	if w == nil {
 		weights = packed
+		if pk.winograd {
+			need = wgPackedLen(s)
+		}
 	}
 	if b < 1 || threads < 1 || !act.Valid() || len(dst) < b*s.OC*p || len(src) < b*s.C*s.H*s.W ||
-		len(weights) < s.OC*kdim || len(bias) < s.OC {
+		len(weights) < need || len(bias) < s.OC {
 		panic(fmt.Sprintf("kernels: Conv2D: bad arguments: b %d threads %d act %v len(dst) %d len(src) %d len(w) %d len(bias) %d for %+v",
 			b, threads, act, len(dst), len(src), len(weights), len(bias), s))
 	}
 	var pl convPlan
 	if w == nil {
-		pl = planConv(pk.path, s, b, threads, pk.nv, modeAuto, true, pk.allTaps)
+		mode := modeClassic
+		if pk.winograd {
+			mode = modeWinograd
+		}
+		pl = planConv(pk.path, s, b, threads, pk.nv, mode, true, pk.allTaps)
 	} else {
 		pl = planConv(selected(), s, b, threads, 0, modeAuto, false, !skipTaps(s, w, bias))
 	}
@@ -508,6 +543,25 @@ func conv2D(dst, src, w, packed []float32, pk Packing, bias []float32, s ConvSha
 		panic(fmt.Sprintf("kernels: Conv2D: workspace of %d floats, want %d", len(ws), pl.wsLen))
 	}
 	j := convJob{pl: pl, s: s, dst: dst, src: src, bias: bias, act: act, b: b, ws: ws}
+	if pl.winograd {
+		j.initWinograd(w, packed)
+	} else {
+		j.initClassic(w, packed)
+	}
+	if pl.workers == 1 {
+		j.run(0)
+		return
+	}
+	jp := new(convJob)
+	*jp = j
+	fanOut(pl.workers, jp)
+}
+
+// initClassic packs the weights (w) or takes them packed, and lays out
+// the tap offsets and the tiles' store segments of the direct and packed
+// variants.
+func (j *convJob) initClassic(w, packed []float32) {
+	pl, s, ws := &j.pl, j.s, j.ws
 	if w != nil {
 		j.a = ws[pl.offA : pl.offA+s.OC*pl.kdim]
 		packConvWeights(j.a, w, s, pl.taps, pl.mpan)
@@ -535,13 +589,6 @@ func conv2D(dst, src, w, packed []float32, pk Packing, bias []float32, s ConvSha
 		j.segs = asSegs(ws[pl.offSegs:], pl.nsegs)
 		convSegs(s, pl.wq, pl.nr, pl.ntiles, j.start, j.segs)
 	}
-	if pl.workers == 1 {
-		j.run(0)
-		return
-	}
-	jp := new(convJob)
-	*jp = j
-	fanOut(pl.workers, jp)
 }
 
 type convJob struct {
@@ -559,6 +606,10 @@ type convJob struct {
 }
 
 func (j *convJob) run(w int) {
+	if j.pl.winograd {
+		j.runWinograd(w)
+		return
+	}
 	if j.pl.packed {
 		j.runPacked(w)
 		return

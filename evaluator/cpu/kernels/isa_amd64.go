@@ -439,3 +439,8 @@ func deintPlane(chanPlanes, img []float32, h, w, wq, plane, pad int) {
 	_, _ = chanPlanes[last-1], img[h*w-1]
 	deintPlane512(chanPlanes, img, h, w, wq, plane, evenAdd, oddAdd, pad)
 }
+
+// The Winograd transforms (conv_winograd.go).
+func wgIn(p Path, n int, t *wgArgs)  { wgInGo(n, t) }
+func wgOut(p Path, n int, t *wgArgs) { wgOutGo(n, t) }
+func wgStore(p Path, t *wgArgs)      { wgStoreGo(t) }

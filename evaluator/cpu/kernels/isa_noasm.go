@@ -37,3 +37,7 @@ func evenRows(_ Path, dst, src []float32, rows, n, srcStride, dstStride int) {
 }
 
 func deintPlane([]float32, []float32, int, int, int, int, int) { panic("kernels: no AVX-512") }
+
+func wgIn(_ Path, n int, t *wgArgs)  { wgInGo(n, t) }
+func wgOut(_ Path, n int, t *wgArgs) { wgOutGo(n, t) }
+func wgStore(_ Path, t *wgArgs)      { wgStoreGo(t) }

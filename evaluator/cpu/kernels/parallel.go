@@ -49,3 +49,11 @@ func asSegs(ws []float32, n int) []seg {
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// asWgRuns views n wgRuns in ws.
+func asWgRuns(ws []float32, n int) []wgRun {
+	if len(ws) < n*wgRunWords {
+		panic("kernels: workspace too short for runs")
+	}
+	return unsafe.Slice((*wgRun)(unsafe.Pointer(&ws[0])), n)
+}
