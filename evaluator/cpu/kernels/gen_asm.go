@@ -77,6 +77,7 @@ func main() {
 		panic(err)
 	}
 	genVec()
+	genWino()
 }
 
 // kernel writes the micro-kernel of nv vectors for is. A strided kernel

@@ -4,7 +4,7 @@ package kernels
 
 import "golang.org/x/sys/cpu"
 
-//go:generate go run gen_asm.go gen_vec.go gen_pool.go
+//go:generate go run gen_asm.go gen_vec.go gen_pool.go gen_wino.go
 
 var (
 	hasAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA
@@ -440,7 +440,82 @@ func deintPlane(chanPlanes, img []float32, h, w, wq, plane, pad int) {
 	deintPlane512(chanPlanes, img, h, w, wq, plane, evenAdd, oddAdd, pad)
 }
 
-// The Winograd transforms (conv_winograd.go).
-func wgIn(p Path, n int, t *wgArgs)  { wgInGo(n, t) }
-func wgOut(p Path, n int, t *wgArgs) { wgOutGo(n, t) }
-func wgStore(p Path, t *wgArgs)      { wgStoreGo(t) }
+// The Winograd transforms (conv_winograd.go): AVX-512 kernels per tile side
+// n (wino_amd64.s, gen_wino.go), the Go twins on the other paths.
+
+//go:noescape
+func wgIn4_512(t *wgArgs)
+
+//go:noescape
+func wgIn6_512(t *wgArgs)
+
+//go:noescape
+func wgOut4_512(t *wgArgs)
+
+//go:noescape
+func wgOut6_512(t *wgArgs)
+
+//go:noescape
+func wgStore512(t *wgArgs)
+
+// wgLanes rounds cnt up to whole vectors of 16 lanes: the kernels load and
+// store them.
+func wgLanes(cnt int) int { return (cnt + 15) &^ 15 }
+
+// wgIn is the input transform of one run (wgInGo). The assembly reads and
+// writes whole vectors past cnt lanes; the slices are checked here for them.
+func wgIn(p Path, n int, t *wgArgs) {
+	if p != AVX512 || (n != 4 && n != 6) || t.rows <= 0 || t.cnt <= 0 {
+		wgInGo(n, t)
+		return
+	}
+	l := wgLanes(t.cnt) - 1
+	h := (n - 1) >> 1
+	_ = t.src[t.sOff+(t.rows-1)*t.sRow+3*t.plane+h*t.wq+h+l]
+	_ = t.dst[t.dOff+(n*n-1)*t.dXi+(t.rows-1)*t.dRow+l]
+	if n == 4 {
+		wgIn4_512(t)
+	} else {
+		wgIn6_512(t)
+	}
+}
+
+// wgOut is the output transform of a panel (wgOutGo), whole vectors past
+// cnt lanes read and written as wgIn's.
+func wgOut(p Path, n int, t *wgArgs) {
+	if p != AVX512 || (n != 4 && n != 6) || t.rows <= 0 || t.cnt <= 0 {
+		wgOutGo(n, t)
+		return
+	}
+	l := wgLanes(t.cnt) - 1
+	_ = t.src[t.sOff+(n*n-1)*t.sXi+(t.rows-1)*t.sRow+l]
+	_ = t.dst[t.dOff+3*t.dXi+(t.rows-1)*t.dRow+l]
+	_ = t.bias[t.bOff+t.rows-1]
+	if n == 4 {
+		wgOut4_512(t)
+	} else {
+		wgOut6_512(t)
+	}
+}
+
+// wgStore stores a block's outputs (wgStoreGo); the assembly masks its
+// loads and stores to each run's outputs, which are checked here.
+func wgStore(p Path, t *wgArgs) {
+	if p != AVX512 || t.rows <= 0 || len(t.runs) == 0 {
+		wgStoreGo(t)
+		return
+	}
+	r := t.rows - 1
+	for _, u := range t.runs {
+		if u.n <= 0 || u.rows <= 0 || u.rows > 2 {
+			wgStoreGo(t) // the assembly does 1 or 2 rows of ≥ 1 outputs
+			return
+		}
+		a := int(u.rows) - 1
+		_ = t.dst[int(u.dst)+r*t.dRow+a*t.wq+int(u.n)-1]
+		_ = t.dst[int(u.dst)]
+		_ = t.src[(a*2+1)*t.sXi+r*t.sRow+int(u.lane)+(int(u.n)-1)>>1]
+		_ = t.src[int(u.lane)]
+	}
+	wgStore512(t)
+}

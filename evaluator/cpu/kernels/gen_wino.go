@@ -1,0 +1,511 @@
+//go:build ignore
+
+package main
+
+// gen_wino writes the Winograd transform kernels (conv_winograd.go) for
+// AVX-512: wino_amd64.s, with the argument-block offsets wgargs_amd64.h.
+// Each kernel is the twin of a Go function (wgInGo, wgOutGo, wgStoreGo) with
+// the same expression trees (separate mul/add/sub, the left operand of each
+// as the first source), so the results are the same bits.
+
+import (
+	"fmt"
+	"os"
+	"strings"
+)
+
+// Field offsets of wgArgs and wgRun (slices are 24 bytes); TestWgArgsLayout
+// checks them against the Go structs.
+var wgFields = []struct {
+	name string
+	off  int
+}{
+	{"WG_DST", 0}, {"WG_SRC", 24}, {"WG_BIAS", 48}, {"WG_RUNS", 72}, {"WG_NRUN", 80},
+	{"WG_DOFF", 96}, {"WG_SOFF", 104}, {"WG_CNT", 112}, {"WG_ROWS", 120}, {"WG_DROW", 128},
+	{"WG_SROW", 136}, {"WG_DXI", 144}, {"WG_SXI", 152}, {"WG_PLANE", 160}, {"WG_WQ", 168},
+	{"WG_BOFF", 176}, {"WG_ACT", 184},
+	{"RUN_SRC", 0}, {"RUN_DST", 4}, {"RUN_LANE", 8}, {"RUN_CNT", 12}, {"RUN_ROWS", 16}, {"RUN_N", 20},
+}
+
+type wg struct{ sb strings.Builder }
+
+func (g *wg) p(format string, args ...any) { fmt.Fprintf(&g.sb, format+"\n", args...) }
+
+func z(i int) string { return fmt.Sprintf("Z%d", i) }
+
+// Registers holding constants in the transforms.
+const (
+	rFour = 12
+	rTmp  = 13
+)
+
+// sub, add: dst = a − b, a + b (a the first source, whose NaN the result
+// is when both are NaN). Go does not say which operand's NaN a sum keeps;
+// the additions below take the operands in the order go1.26 compiles the
+// Go twins' (t2 + t1 for t1 + t2, say), so that NaN payloads match too.
+func (g *wg) sub(a, b, dst string) { g.p("\tVSUBPS %s, %s, %s", b, a, dst) }
+func (g *wg) add(a, b, dst string) { g.p("\tVADDPS %s, %s, %s", b, a, dst) }
+
+// in1D emits the 1-D input transform (wgIn4, wgIn6) of x into out, only for
+// the outputs i with want[i]; temporaries t (at least 4), out distinct from
+// x and t.
+func (g *wg) in1D(n int, x, out []string, want []bool, t []string) {
+	if n == 4 {
+		if want[0] {
+			g.sub(x[0], x[2], out[0])
+		}
+		if want[1] {
+			g.add(x[1], x[2], out[1])
+		}
+		if want[2] {
+			g.sub(x[2], x[1], out[2])
+		}
+		if want[3] {
+			g.sub(x[3], x[1], out[3])
+		}
+		return
+	}
+	four := z(rFour)
+	t1, t2, t3, t4 := t[0], t[1], t[2], t[3]
+	if want[1] || want[2] {
+		g.p("\tVMULPS %s, %s, %s", four, x[2], t1)
+		g.sub(x[4], t1, t1) // t1 = x4 − 4·x2
+		g.p("\tVMULPS %s, %s, %s", four, x[1], t2)
+		g.sub(x[3], t2, t2) // t2 = x3 − 4·x1
+		if want[1] {
+			g.add(t2, t1, out[1])
+		}
+		if want[2] {
+			g.sub(t1, t2, out[2])
+		}
+	}
+	if want[0] || want[3] || want[4] {
+		g.sub(x[4], x[2], t3) // t3
+		if want[3] || want[4] {
+			g.sub(x[3], x[1], t4)
+			g.add(t4, t4, t4) // t4 = 2·(x3 − x1)
+			if want[3] {
+				g.add(t4, t3, out[3])
+			}
+			if want[4] {
+				g.sub(t3, t4, out[4])
+			}
+		}
+		if want[0] {
+			g.sub(x[0], x[2], t1)
+			g.p("\tVMULPS %s, %s, %s", four, t1, t1)
+			g.add(t1, t3, out[0]) // 4·(x0 − x2) + t3
+		}
+	}
+	if want[5] {
+		g.sub(x[1], x[3], t1)
+		g.p("\tVMULPS %s, %s, %s", four, t1, t1)
+		g.sub(x[5], x[3], t2)
+		g.add(t2, t1, out[5]) // 4·(x1 − x3) + (x5 − x3)
+	}
+}
+
+// out1D emits the 1-D output transform (wgOut4, wgOut6): y0, y1 from m;
+// temporaries t (at least 4), y0 and y1 distinct from m and t.
+func (g *wg) out1D(n int, m []string, y0, y1 string, t []string) {
+	if n == 4 {
+		g.add(m[0], m[1], t[0])
+		g.add(t[0], m[2], y0)
+		g.sub(m[1], m[2], t[1])
+		g.add(t[1], m[3], y1)
+		return
+	}
+	s12, d12, s34, d34 := t[0], t[1], t[2], t[3]
+	g.add(m[1], m[2], s12)
+	g.sub(m[1], m[2], d12)
+	g.add(m[4], m[3], s34)
+	g.sub(m[3], m[4], d34)
+	g.add(s12, m[0], s12)
+	g.add(s12, s34, y0) // (m0 + s12) + s34
+	g.add(d34, d34, d34)
+	g.add(d12, d34, d12)
+	g.add(d12, m[5], y1) // (d12 + 2·d34) + m5
+}
+
+// genIn emits wgIn<n>_512(t *wgArgs): for each channel, vectors of 16
+// lanes while lanes remain. The 2-D transform runs over groups of output
+// rows i of the first pass (all of them for n = 4; {0, 3, 4} and {1, 2, 5}
+// for n = 6, which share no intermediate, so that the held values fit in
+// the registers): the first pass (along i, per column j) keeps the group's
+// rows in Z14..Z31, the second (along j) stores each row.
+func (g *wg) genIn(n int) {
+	name := fmt.Sprintf("wgIn%d_512", n)
+	L := func(s string) string { return fmt.Sprintf("wgin%d_%s", n, s) }
+	g.p("// func %s(t *wgArgs)", name)
+	g.p("TEXT ·%s(SB), NOSPLIT, $0-8", name)
+	g.p("\tMOVQ t+0(FP), DI")
+	g.p("\tMOVQ WG_ROWS(DI), CX")
+	g.p("\tTESTQ CX, CX")
+	g.p("\tJLE %s", L("done"))
+	g.p("\tMOVQ WG_CNT(DI), AX")
+	g.p("\tTESTQ AX, AX")
+	g.p("\tJLE %s", L("done"))
+	g.p("\tMOVQ WG_SRC(DI), R8")
+	g.p("\tMOVQ WG_SOFF(DI), AX")
+	g.p("\tLEAQ (R8)(AX*4), R8")
+	g.p("\tMOVQ WG_DST(DI), R9")
+	g.p("\tMOVQ WG_DOFF(DI), AX")
+	g.p("\tLEAQ (R9)(AX*4), R9")
+	for _, f := range [][2]string{{"PLANE", "R10"}, {"WQ", "R11"}, {"SROW", "R12"}, {"DROW", "R13"}, {"DXI", "R14"}} {
+		g.p("\tMOVQ WG_%s(DI), %s", f[0], f[1])
+		g.p("\tSHLQ $2, %s", f[1])
+	}
+	g.p("\tVBROADCASTSS ·wgFour(SB), %s", z(rFour))
+	g.p("%s:", L("chan"))
+	g.p("\tMOVQ R8, BX")
+	g.p("\tMOVQ R9, DX")
+	g.p("\tMOVQ t+0(FP), AX")
+	g.p("\tMOVQ WG_CNT(AX), AX")
+	g.p("%s:", L("vec"))
+	groups := [][]int{{0, 1, 2, 3}}
+	if n == 6 {
+		groups = [][]int{{0, 3, 4}, {1, 2, 5}}
+	}
+	for _, grp := range groups {
+		want := make([]bool, n)
+		slot := make([]int, n) // held row of output i
+		for k, i := range grp {
+			want[i] = true
+			slot[i] = k
+		}
+		// Inputs of the first pass this group reads.
+		need := make([]bool, n)
+		if n == 4 {
+			for i := range need {
+				need[i] = true
+			}
+		} else if grp[0] == 0 {
+			need[0], need[1], need[2], need[3], need[4] = true, true, true, true, true
+		} else {
+			need[1], need[2], need[3], need[4], need[5] = true, true, true, true, true
+		}
+		held := func(k, j int) string { return z(14 + k*n + j) }
+		for j := range n {
+			if j&1 == 0 {
+				g.p("\tMOVQ BX, SI")
+			} else {
+				g.p("\tLEAQ (BX)(R10*1), SI")
+			}
+			g.p("\tLEAQ (SI)(R10*2), DI")
+			x := make([]string, n)
+			for i := range n {
+				x[i] = z(i)
+				if !need[i] {
+					continue
+				}
+				ptr := "SI"
+				if i&1 == 1 {
+					ptr = "DI"
+				}
+				idx := ""
+				switch i >> 1 {
+				case 1:
+					idx = "(R11*1)"
+				case 2:
+					idx = "(R11*2)"
+				}
+				g.p("\tVMOVUPS %d(%s)%s, %s", (j>>1)*4, ptr, idx, x[i])
+			}
+			out := make([]string, n)
+			for i := range n {
+				if want[i] {
+					out[i] = held(slot[i], j)
+				}
+			}
+			g.in1D(n, x, out, want, []string{z(6), z(7), z(8), z(9)})
+		}
+		for _, i := range grp {
+			x := make([]string, n)
+			out := make([]string, n)
+			all := make([]bool, n)
+			for j := range n {
+				x[j] = held(slot[i], j)
+				out[j] = z(j)
+				all[j] = true
+			}
+			g.in1D(n, x, out, all, []string{z(6), z(7), z(8), z(9)})
+			// Stores at (i·n + j)·dXi: SI walks by dXi, three at a time.
+			g.p("\tMOVQ $%d, SI", i*n)
+			g.p("\tIMULQ R14, SI")
+			g.p("\tADDQ DX, SI")
+			base := 0
+			for j := range n {
+				if j-base == 3 {
+					g.p("\tLEAQ (SI)(R14*2), SI")
+					g.p("\tADDQ R14, SI")
+					base = j
+				}
+				switch j - base {
+				case 0:
+					g.p("\tVMOVUPS %s, (SI)", out[j])
+				case 1:
+					g.p("\tVMOVUPS %s, (SI)(R14*1)", out[j])
+				case 2:
+					g.p("\tVMOVUPS %s, (SI)(R14*2)", out[j])
+				}
+			}
+		}
+	}
+	g.p("\tADDQ $64, BX")
+	g.p("\tADDQ $64, DX")
+	g.p("\tSUBQ $16, AX")
+	g.p("\tJGT %s", L("vec"))
+	g.p("\tADDQ R12, R8")
+	g.p("\tADDQ R13, R9")
+	g.p("\tDECQ CX")
+	g.p("\tJNE %s", L("chan"))
+	g.p("%s:", L("done"))
+	g.p("\tVZEROUPPER")
+	g.p("\tRET\n")
+}
+
+// genOut emits wgOut<n>_512(t *wgArgs): for each row, vectors of 16 lanes
+// while lanes remain: the first pass (along ξi, per column ξj) keeps z[a][j]
+// in Z18..Z29, the second gives the four outputs, then bias and the
+// activation (as the micro-kernels': max(0, x) and max(0.01·x, x) with x as
+// the second source, which keeps −0 and NaN as the Go twin's v < 0 does).
+// The bias pointer and the rows left live in the frame.
+func (g *wg) genOut(n int) {
+	name := fmt.Sprintf("wgOut%d_512", n)
+	L := func(s string) string { return fmt.Sprintf("wgout%d_%s", n, s) }
+	g.p("// func %s(t *wgArgs)", name)
+	g.p("TEXT ·%s(SB), NOSPLIT, $16-8", name)
+	g.p("\tMOVQ t+0(FP), DI")
+	g.p("\tMOVQ WG_ROWS(DI), CX")
+	g.p("\tTESTQ CX, CX")
+	g.p("\tJLE %s", L("done"))
+	g.p("\tMOVQ CX, rows-16(SP)")
+	g.p("\tMOVQ WG_CNT(DI), AX")
+	g.p("\tTESTQ AX, AX")
+	g.p("\tJLE %s", L("done"))
+	g.p("\tMOVQ WG_SRC(DI), R8")
+	g.p("\tMOVQ WG_SOFF(DI), AX")
+	g.p("\tLEAQ (R8)(AX*4), R8")
+	g.p("\tMOVQ WG_DST(DI), R9")
+	g.p("\tMOVQ WG_DOFF(DI), AX")
+	g.p("\tLEAQ (R9)(AX*4), R9")
+	g.p("\tMOVQ WG_BIAS(DI), CX")
+	g.p("\tMOVQ WG_BOFF(DI), AX")
+	g.p("\tLEAQ (CX)(AX*4), CX")
+	g.p("\tMOVQ CX, bp-8(SP)")
+	for _, f := range [][2]string{{"SXI", "R11"}, {"SROW", "R12"}, {"DROW", "R13"}, {"DXI", "R14"}} {
+		g.p("\tMOVQ WG_%s(DI), %s", f[0], f[1])
+		g.p("\tSHLQ $2, %s", f[1])
+	}
+	// SI: n·sXi (a row of ξ), DI: three rows, R10: five.
+	g.p("\tMOVQ $%d, SI", n)
+	g.p("\tIMULQ R11, SI")
+	g.p("\tLEAQ (SI)(SI*2), DI")
+	g.p("\tLEAQ (SI)(SI*4), R10")
+	g.p("\tVPXORD Z15, Z15, Z15")
+	g.p("\tVBROADCASTSS ·leakySlope(SB), Z16")
+	g.p("%s:", L("row"))
+	g.p("\tMOVQ bp-8(SP), CX")
+	g.p("\tVBROADCASTSS (CX), Z14")
+	g.p("\tADDQ $4, CX")
+	g.p("\tMOVQ CX, bp-8(SP)")
+	g.p("\tMOVQ R8, BX")
+	g.p("\tMOVQ R9, DX")
+	g.p("\tMOVQ t+0(FP), AX")
+	g.p("\tMOVQ WG_CNT(AX), AX")
+	g.p("%s:", L("vec"))
+	zr := func(a, j int) string { return z(18 + a*6 + j) }
+	g.p("\tMOVQ BX, CX")
+	for j := range n {
+		if j > 0 {
+			g.p("\tADDQ R11, CX")
+		}
+		m := make([]string, n)
+		for i := range n {
+			m[i] = z(i)
+			// ξ = i·n + j: CX = column j.
+			idx := [...]string{"", "(SI*1)", "(SI*2)", "(DI*1)", "(SI*4)", "(R10*1)"}[i]
+			g.p("\tVMOVUPS (CX)%s, %s", idx, m[i])
+		}
+		g.out1D(n, m, zr(0, j), zr(1, j), []string{z(6), z(7), z(8), z(9)})
+	}
+	// y[a][b] in Z0..Z3.
+	for a := range 2 {
+		m := make([]string, n)
+		for j := range n {
+			m[j] = zr(a, j)
+		}
+		g.out1D(n, m, z(2*a), z(2*a+1), []string{z(6), z(7), z(8), z(9)})
+	}
+	for k := range 4 {
+		g.add(z(k), "Z14", z(k))
+	}
+	g.p("\tMOVQ t+0(FP), CX")
+	g.p("\tMOVQ WG_ACT(CX), CX")
+	g.p("\tCMPQ CX, $1")
+	g.p("\tJEQ %s", L("relu"))
+	g.p("\tCMPQ CX, $2")
+	g.p("\tJNE %s", L("store"))
+	for k := range 4 {
+		g.p("\tVMULPS Z16, %s, %s", z(k), z(6+k))
+		g.p("\tVMAXPS %s, %s, %s", z(k), z(6+k), z(k))
+	}
+	g.p("\tJMP %s", L("store"))
+	g.p("%s:", L("relu"))
+	for k := range 4 {
+		g.p("\tVMAXPS %s, Z15, %s", z(k), z(k))
+	}
+	g.p("%s:", L("store"))
+	g.p("\tVMOVUPS Z0, (DX)")
+	g.p("\tVMOVUPS Z1, (DX)(R14*1)")
+	g.p("\tVMOVUPS Z2, (DX)(R14*2)")
+	g.p("\tLEAQ (DX)(R14*2), CX")
+	g.p("\tVMOVUPS Z3, (CX)(R14*1)")
+	g.p("\tADDQ $64, BX")
+	g.p("\tADDQ $64, DX")
+	g.p("\tSUBQ $16, AX")
+	g.p("\tJGT %s", L("vec"))
+	g.p("\tADDQ R12, R8")
+	g.p("\tADDQ R13, R9")
+	g.p("\tDECQ rows-16(SP)")
+	g.p("\tJNE %s", L("row"))
+	g.p("%s:", L("done"))
+	g.p("\tVZEROUPPER")
+	g.p("\tRET\n")
+}
+
+// genStore emits wgStore512(t *wgArgs): for each output channel, run and
+// output row, the two source rows interleaved 32 outputs at a time
+// (VPERMI2PS with wgLoIdx and wgHiIdx), the last chunk's loads and stores
+// masked to the run's n outputs.
+func (g *wg) genStore() {
+	g.p("// func wgStore512(t *wgArgs)")
+	g.p("TEXT ·wgStore512(SB), NOSPLIT, $0-8")
+	g.p("\tMOVQ t+0(FP), DI")
+	g.p("\tMOVQ WG_ROWS(DI), R12")
+	g.p("\tTESTQ R12, R12")
+	g.p("\tJLE wgst_done")
+	g.p("\tMOVQ WG_NRUN(DI), AX")
+	g.p("\tTESTQ AX, AX")
+	g.p("\tJLE wgst_done")
+	g.p("\tMOVQ WG_DST(DI), R8")
+	g.p("\tMOVQ WG_SRC(DI), R9")
+	g.p("\tMOVQ WG_DROW(DI), R13")
+	g.p("\tSHLQ $2, R13")
+	g.p("\tMOVQ WG_SROW(DI), R14")
+	g.p("\tSHLQ $2, R14")
+	g.p("\tVMOVDQU32 ·wgLoIdx(SB), Z30")
+	g.p("\tVMOVDQU32 ·wgHiIdx(SB), Z31")
+	g.p("wgst_chan:")
+	g.p("\tMOVQ t+0(FP), AX")
+	g.p("\tMOVQ WG_RUNS(AX), R10")
+	g.p("\tMOVQ WG_NRUN(AX), R11")
+	g.p("wgst_run:")
+	for a := range 2 {
+		if a == 1 {
+			g.p("\tCMPL RUN_ROWS(R10), $2")
+			g.p("\tJLT wgst_next")
+		}
+		// SI: source row 2a, DI: 2a+1, DX: output row a, CX: outputs.
+		g.p("\tMOVLQSX RUN_LANE(R10), AX")
+		g.p("\tLEAQ (R9)(AX*4), SI")
+		g.p("\tMOVQ t+0(FP), AX")
+		g.p("\tMOVQ WG_SXI(AX), AX")
+		if a == 1 {
+			g.p("\tLEAQ (SI)(AX*8), SI")
+		}
+		g.p("\tLEAQ (SI)(AX*4), DI")
+		g.p("\tMOVLQSX RUN_DST(R10), AX")
+		g.p("\tLEAQ (R8)(AX*4), DX")
+		if a == 1 {
+			g.p("\tMOVQ t+0(FP), AX")
+			g.p("\tMOVQ WG_WQ(AX), AX")
+			g.p("\tLEAQ (DX)(AX*4), DX")
+		}
+		g.p("\tMOVLQSX RUN_N(R10), CX")
+		g.p("wgst_vec%d:", a)
+		g.p("\tCMPQ CX, $32")
+		g.p("\tJLT wgst_tail%d", a)
+		g.p("\tVMOVUPS (SI), Z0")
+		g.p("\tVMOVUPS (DI), Z1")
+		g.p("\tVMOVAPS Z30, Z2")
+		g.p("\tVPERMI2PS Z1, Z0, Z2")
+		g.p("\tVMOVAPS Z31, Z3")
+		g.p("\tVPERMI2PS Z1, Z0, Z3")
+		g.p("\tVMOVUPS Z2, (DX)")
+		g.p("\tVMOVUPS Z3, 64(DX)")
+		g.p("\tADDQ $64, SI")
+		g.p("\tADDQ $64, DI")
+		g.p("\tADDQ $128, DX")
+		g.p("\tSUBQ $32, CX")
+		g.p("\tJMP wgst_vec%d", a)
+		g.p("wgst_tail%d:", a)
+		g.p("\tTESTQ CX, CX")
+		g.p("\tJLE wgst_row%d", a)
+		// K1, K2: the rem < 32 outputs; K3: the ⌈rem/2⌉ inputs of a row.
+		g.p("\tMOVQ $1, AX")
+		g.p("\tSHLQ CX, AX")
+		g.p("\tDECQ AX")
+		g.p("\tKMOVW AX, K1")
+		g.p("\tSHRQ $16, AX")
+		g.p("\tKMOVW AX, K2")
+		g.p("\tINCQ CX")
+		g.p("\tSHRQ $1, CX")
+		g.p("\tMOVQ $1, AX")
+		g.p("\tSHLQ CX, AX")
+		g.p("\tDECQ AX")
+		g.p("\tKMOVW AX, K3")
+		g.p("\tVMOVUPS.Z (SI), K3, Z0")
+		g.p("\tVMOVUPS.Z (DI), K3, Z1")
+		g.p("\tVMOVAPS Z30, Z2")
+		g.p("\tVPERMI2PS Z1, Z0, Z2")
+		g.p("\tVMOVAPS Z31, Z3")
+		g.p("\tVPERMI2PS Z1, Z0, Z3")
+		g.p("\tVMOVUPS Z2, K1, (DX)")
+		g.p("\tVMOVUPS Z3, K2, 64(DX)")
+		g.p("wgst_row%d:", a)
+	}
+	g.p("wgst_next:")
+	g.p("\tADDQ $32, R10")
+	g.p("\tDECQ R11")
+	g.p("\tJNE wgst_run")
+	g.p("\tADDQ R13, R8")
+	g.p("\tADDQ R14, R9")
+	g.p("\tDECQ R12")
+	g.p("\tJNE wgst_chan")
+	g.p("wgst_done:")
+	g.p("\tVZEROUPPER")
+	g.p("\tRET\n")
+}
+
+func genWino() {
+	var h strings.Builder
+	h.WriteString("// Code generated by gen_wino.go; DO NOT EDIT.\n\n")
+	for _, f := range wgFields {
+		fmt.Fprintf(&h, "#define %s %d\n", f.name, f.off)
+	}
+	if err := os.WriteFile("wgargs_amd64.h", []byte(h.String()), 0o644); err != nil {
+		panic(err)
+	}
+	g := &wg{}
+	g.p("// Code generated by gen_wino.go; DO NOT EDIT.\n")
+	g.p("//go:build !noasm\n")
+	g.p("#include \"textflag.h\"")
+	g.p("#include \"wgargs_amd64.h\"\n")
+	g.p("DATA ·wgFour+0(SB)/4, $0x40800000 // 4")
+	g.p("GLOBL ·wgFour(SB), RODATA|NOPTR, $4")
+	for i := range 16 {
+		g.p("DATA ·wgLoIdx+%d(SB)/4, $%d", 4*i, i/2+(i&1)*16)
+		g.p("DATA ·wgHiIdx+%d(SB)/4, $%d", 4*i, 8+i/2+(i&1)*16)
+	}
+	g.p("GLOBL ·wgLoIdx(SB), RODATA|NOPTR, $64")
+	g.p("GLOBL ·wgHiIdx(SB), RODATA|NOPTR, $64\n")
+	g.genIn(4)
+	g.genIn(6)
+	g.genOut(4)
+	g.genOut(6)
+	g.genStore()
+	if err := os.WriteFile("wino_amd64.s", []byte(g.sb.String()), 0o644); err != nil {
+		panic(err)
+	}
+}
