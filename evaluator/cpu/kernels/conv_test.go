@@ -93,7 +93,7 @@ func convCases() []convCase {
 }
 
 func TestConv2D(t *testing.T) {
-	for _, mode := range []string{"auto", "direct", "packed"} {
+	for _, mode := range []string{"auto", "direct", "packed", "winograd"} {
 		t.Run(mode, func(t *testing.T) {
 			prev := kernels.SetConvMode(mode)
 			defer kernels.SetConvMode(prev)
@@ -132,7 +132,7 @@ func testConv2D(t *testing.T) {
 // TestConv2DThreadsAgree checks that the result does not depend on the
 // thread count: each image is computed the same way whichever worker has it.
 func TestConv2DThreadsAgree(t *testing.T) {
-	for _, mode := range []string{"direct", "packed"} {
+	for _, mode := range []string{"direct", "packed", "winograd"} {
 		t.Run(mode, func(t *testing.T) {
 			prev := kernels.SetConvMode(mode)
 			defer kernels.SetConvMode(prev)
@@ -142,31 +142,35 @@ func TestConv2DThreadsAgree(t *testing.T) {
 }
 
 func testConv2DThreadsAgree(t *testing.T) {
-	s := convCase{c: 5, h: 12, w: 12, oc: 20, k: 3, stride: 1, pad: 1, b: 7}.shape()
-	r := rand.New(rand.NewPCG(5, 6))
-	src, w, bias := randSlice(r, 7*5*144, 1), randSlice(r, 20*45, 1), randSlice(r, 20, 1)
-	forEachPath(t, func(t *testing.T, p kernels.Path) {
-		var first []float32
-		for threads := 1; threads <= 3; threads++ {
-			dst := make([]float32, 7*20*144)
-			kernels.Conv2D(dst, src, w, bias, s, 7, kernels.GELU, make([]float32, kernels.ConvWorkspace(s, 7, threads)), threads)
-			if first == nil {
-				first = dst
-			} else if !slices.Equal(first, dst) {
-				t.Fatalf("threads %d differs from threads 1", threads)
+	// The second shape takes the Winograd variant (a 5×5 filter over 9
+	// channels, odd output rows).
+	for _, cc := range []convCase{{c: 5, h: 12, w: 12, oc: 20, k: 3, stride: 1, pad: 1, b: 7}, {c: 9, h: 12, w: 11, oc: 20, k: 5, stride: 1, pad: 2, b: 7}} {
+		s := cc.shape()
+		r := rand.New(rand.NewPCG(5, 6))
+		src, w, bias := randSlice(r, cc.b*s.C*s.H*s.W, 1), randSlice(r, s.OC*s.C*s.K*s.K, 1), randSlice(r, s.OC, 1)
+		forEachPath(t, func(t *testing.T, p kernels.Path) {
+			var first []float32
+			for threads := 1; threads <= 3; threads++ {
+				dst := make([]float32, cc.b*s.OC*s.OH*s.OW)
+				kernels.Conv2D(dst, src, w, bias, s, cc.b, kernels.GELU, make([]float32, kernels.ConvWorkspace(s, cc.b, threads)), threads)
+				if first == nil {
+					first = dst
+				} else if !slices.Equal(first, dst) {
+					t.Fatalf("%+v: threads %d differs from threads 1", cc, threads)
+				}
 			}
-		}
-	})
+		})
+	}
 }
 
 func TestConv2DAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
 	}
-	s := convCase{c: 4, h: 10, w: 10, oc: 8, k: 3, stride: 1, pad: 1, b: 2}.shape()
-	src, w, bias := make([]float32, 2*4*100), make([]float32, 8*36), make([]float32, 8)
+	s := convCase{c: 8, h: 10, w: 10, oc: 8, k: 3, stride: 1, pad: 1, b: 2}.shape()
+	src, w, bias := make([]float32, 2*8*100), make([]float32, 8*72), make([]float32, 8)
 	dst := make([]float32, 2*8*100)
-	for _, mode := range []string{"direct", "packed"} {
+	for _, mode := range []string{"direct", "packed", "winograd"} {
 		prev := kernels.SetConvMode(mode)
 		ws := make([]float32, kernels.ConvWorkspace(s, 2, 1))
 		forEachPath(t, func(t *testing.T, p kernels.Path) {
@@ -220,6 +224,9 @@ func TestConv2DBatchInvariant(t *testing.T) {
 		{c: 4, h: 14, w: 14, oc: 9, k: 1, stride: 1, pad: 0, b: 9}, {c: 2, h: 5, w: 6, oc: 3, k: 2, stride: 1, pad: 0, b: 9},
 		// 1×1 and 2×2 output maps: packed, a group holds all nine images.
 		{c: 9, h: 5, w: 5, oc: 20, k: 5, stride: 2, pad: 0, b: 9}, {c: 7, h: 2, w: 2, oc: 21, k: 5, stride: 1, pad: 2, b: 9},
+		// Winograd: tiles over the images of a group, odd maps (a last
+		// tile row and column of one output), no padding.
+		{c: 9, h: 7, w: 7, oc: 30, k: 3, stride: 1, pad: 1, b: 9}, {c: 8, h: 9, w: 13, oc: 17, k: 5, stride: 1, pad: 0, b: 9},
 	} {
 		s := cc.shape()
 		r := rand.New(rand.NewPCG(21, 22))
@@ -231,7 +238,7 @@ func TestConv2DBatchInvariant(t *testing.T) {
 			}
 		}
 		forEachPath(t, func(t *testing.T, p kernels.Path) {
-			for _, mode := range []string{"auto", "direct", "packed"} {
+			for _, mode := range []string{"auto", "direct", "packed", "winograd"} {
 				prev := kernels.SetConvMode(mode)
 				all := make([]float32, cc.b*out)
 				kernels.Conv2D(all, src, w, bias, s, cc.b, kernels.Sigmoid, make([]float32, kernels.ConvWorkspace(s, cc.b, 2)), 2)

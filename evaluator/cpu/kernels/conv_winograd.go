@@ -198,9 +198,12 @@ func wgOut6(m *[6]float32) (float32, float32) {
 // ((i&1)·2 + (j&1))·plane + (i>>1)·wq + (j>>1) + l], it stores V = Bᵀ·d·B
 // (Bᵀ along i first, then along j) to dst[dOff + (i·n+j)·dXi + c·dRow + l].
 func wgInGo(n int, t *wgArgs) {
-	in := wgIn4
-	if n == 6 {
-		in = wgIn6
+	in := func(x *[6]float32) {
+		if n == 6 {
+			wgIn6(x)
+		} else {
+			wgIn4(x)
+		}
 	}
 	var d [6][6]float32
 	var x [6]float32
@@ -237,9 +240,11 @@ func wgInGo(n int, t *wgArgs) {
 // Y = Aᵀ·m·A (Aᵀ along ξi first, then along ξj), adds bias[bOff + r],
 // applies act and stores Y[a][b] to dst[dOff + (a·2+b)·dXi + r·dRow + l].
 func wgOutGo(n int, t *wgArgs) {
-	out := wgOut4
-	if n == 6 {
-		out = wgOut6
+	out := func(x *[6]float32) (float32, float32) {
+		if n == 6 {
+			return wgOut6(x)
+		}
+		return wgOut4(x)
 	}
 	var z [2][6]float32
 	var x [6]float32

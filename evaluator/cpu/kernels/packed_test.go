@@ -15,7 +15,7 @@ import (
 // for bit, on every path and in both algorithms, with guard bands around the
 // output, the workspace and the packed weights.
 func TestConv2DPackedSameAsConv2D(t *testing.T) {
-	for _, mode := range []string{"auto", "direct", "packed"} {
+	for _, mode := range []string{"auto", "direct", "packed", "winograd"} {
 		t.Run(mode, func(t *testing.T) {
 			prev := kernels.SetConvMode(mode)
 			defer kernels.SetConvMode(prev)
