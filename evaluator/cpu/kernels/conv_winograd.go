@@ -29,7 +29,7 @@ package kernels
 // It is a function of the image's tile and the weights only: which block,
 // lane, group, worker or path computes a tile does not change its bits
 // (the Go path aside, which rounds products apart as elsewhere). So the
-// variant is chosen by the shape alone (wgTile), never by the batch, the
+// variant is chosen by the shape alone (wgEligible), never by the batch, the
 // thread count or the path: the results of a genome stay one set of bits.
 
 // wgMinC and wgMinOC are the fewest input and output channels a layer
@@ -41,17 +41,8 @@ const (
 	wgMinOC = 8
 )
 
-// wgTile returns the input tile side n = K+1 of the Winograd variant for
-// shape s, or 0 when s does not take it. A pure function of the shape
-// (convMode aside, which tests use to force the other variants).
-func wgTile(s ConvShape) int {
-	if convMode != modeAuto && convMode != modeWinograd || !wgEligible(s) {
-		return 0
-	}
-	return s.K + 1
-}
-
 // wgEligible reports whether shape s can take the Winograd variant.
+// A pure function of the shape: never of the batch, threads or path.
 func wgEligible(s ConvShape) bool {
 	return !(s.Stride != 1 || (s.K != 3 && s.K != 5) || s.OH < 2 || s.OW < 2 || s.C < wgMinC || s.OC < wgMinOC)
 }
@@ -98,45 +89,44 @@ type wgArgs struct {
 // channels, k-major within a panel (U_ξ[oc0+r, c] at ξ·OC·C + oc0·C +
 // c·mr + r).
 func wgWeights(u, w []float32, s ConvShape, np int) {
-	n := s.K + 1
+	n, kk := s.K+1, s.K*s.K
 	g := wgG(s.K)
-	var t [6 * 5]float64 // G·g
 	var uu [36]float64
-	kk := s.K * s.K
-	for oc := range s.OC {
-		i := 0
-		for i < np {
-			lo, mr := panel(s.OC, np, i)
-			if oc < lo+mr {
-				break
-			}
-			i++
-		}
+	for i := range np {
 		oc0, mr := panel(s.OC, np, i)
-		r := oc - oc0
-		for c := range s.C {
-			f := w[(oc*s.C+c)*kk : (oc*s.C+c+1)*kk]
-			for a := range n {
-				for j := range s.K {
-					var v float64
-					for q := range s.K {
-						v += g[a][q] * float64(f[q*s.K+j])
-					}
-					t[a*s.K+j] = v
+		for r := range mr {
+			for c := range s.C {
+				f := w[((oc0+r)*s.C+c)*kk : ((oc0+r)*s.C+c+1)*kk]
+				wgFilter(&uu, f, s.K, g)
+				for xi := range n * n {
+					u[xi*s.OC*s.C+oc0*s.C+c*mr+r] = float32(uu[xi])
 				}
 			}
-			for a := range n {
-				for b := range n {
-					var v float64
-					for j := range s.K {
-						v += t[a*s.K+j] * g[b][j]
-					}
-					uu[a*n+b] = v
-				}
+		}
+	}
+}
+
+// wgFilter computes U = G·f·Gᵀ of one K×K filter f into uu (n×n, row-major)
+// in float64.
+func wgFilter(uu *[36]float64, f []float32, k int, g [][]float64) {
+	n := k + 1
+	var t [6 * 5]float64 // G·f
+	for a := range n {
+		for j := range k {
+			var v float64
+			for q := range k {
+				v += g[a][q] * float64(f[q*k+j])
 			}
-			for xi := range n * n {
-				u[xi*s.OC*s.C+oc0*s.C+c*mr+r] = float32(uu[xi])
+			t[a*k+j] = v
+		}
+	}
+	for a := range n {
+		for b := range n {
+			var v float64
+			for j := range k {
+				v += t[a*k+j] * g[b][j]
 			}
+			uu[a*n+b] = v
 		}
 	}
 }
@@ -316,7 +306,7 @@ type wgPlan struct {
 // wgRunWords is a wgRun in float32s.
 const wgRunWords = 8
 
-// planWinograd fills in pl for the Winograd variant of s (wgTile(s) > 0).
+// planWinograd fills in pl for the Winograd variant of s (wgEligible(s)).
 func planWinograd(pl *convPlan, p Path, s ConvShape, b, threads int, prepacked bool) {
 	n := s.K + 1
 	w := &pl.wg

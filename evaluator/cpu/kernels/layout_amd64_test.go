@@ -24,30 +24,7 @@ func TestTileArgsLayout(t *testing.T) {
 		"TA_ASTRIDE": unsafe.Offsetof(ta.astride), "TA_LDC": unsafe.Offsetof(ta.ldc), "TA_MR": unsafe.Offsetof(ta.mr),
 		"TA_ACT": unsafe.Offsetof(ta.act), "TA_BIAS": unsafe.Offsetof(ta.bias),
 	}
-	f, err := os.Open("tileargs_amd64.h")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	seen := 0
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fs := strings.Fields(sc.Text())
-		if len(fs) != 3 || fs[0] != "#define" {
-			continue
-		}
-		off, err := strconv.Atoi(fs[2])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if w, ok := want[fs[1]]; !ok || uintptr(off) != w {
-			t.Errorf("%s = %d, struct says %d (known %v)", fs[1], off, w, ok)
-		}
-		seen++
-	}
-	if seen != len(want) {
-		t.Errorf("header defines %d offsets, want %d", seen, len(want))
-	}
+	checkHeader(t, "tileargs_amd64.h", want)
 	if unsafe.Sizeof(seg{}) != 16 {
 		t.Errorf("seg is %d bytes, the assembly steps by 16", unsafe.Sizeof(seg{}))
 	}
@@ -68,7 +45,17 @@ func TestWgArgsLayout(t *testing.T) {
 		"RUN_SRC": unsafe.Offsetof(u.src), "RUN_DST": unsafe.Offsetof(u.dst), "RUN_LANE": unsafe.Offsetof(u.lane),
 		"RUN_CNT": unsafe.Offsetof(u.cnt), "RUN_ROWS": unsafe.Offsetof(u.rows), "RUN_N": unsafe.Offsetof(u.n),
 	}
-	f, err := os.Open("wgargs_amd64.h")
+	checkHeader(t, "wgargs_amd64.h", want)
+	if unsafe.Sizeof(u) != 32 || wgRunWords*4 != 32 {
+		t.Errorf("wgRun is %d bytes, the assembly steps by 32", unsafe.Sizeof(u))
+	}
+}
+
+// checkHeader checks that the #defines of an assembly header are exactly
+// the offsets in want.
+func checkHeader(t *testing.T, name string, want map[string]uintptr) {
+	t.Helper()
+	f, err := os.Open(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,8 +78,5 @@ func TestWgArgsLayout(t *testing.T) {
 	}
 	if seen != len(want) {
 		t.Errorf("header defines %d offsets, want %d", seen, len(want))
-	}
-	if unsafe.Sizeof(u) != 32 || wgRunWords*4 != 32 {
-		t.Errorf("wgRun is %d bytes, the assembly steps by 32", unsafe.Sizeof(u))
 	}
 }
