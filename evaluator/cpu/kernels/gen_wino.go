@@ -27,7 +27,10 @@ var wgFields = []struct {
 	{"RUN_SRC", 0}, {"RUN_DST", 4}, {"RUN_LANE", 8}, {"RUN_CNT", 12}, {"RUN_ROWS", 16}, {"RUN_N", 20},
 }
 
-type wg struct{ sb strings.Builder }
+type wg struct {
+	sb   strings.Builder
+	four string // the operand 4 of the products: a register, or memory (AVX2)
+}
 
 func (g *wg) p(format string, args ...any) { fmt.Fprintf(&g.sb, format+"\n", args...) }
 
@@ -65,7 +68,7 @@ func (g *wg) in1D(n int, x, out []string, want []bool, t []string) {
 		}
 		return
 	}
-	four := z(rFour)
+	four := g.four
 	t1, t2, t3, t4 := t[0], t[1], t[2], t[3]
 	if want[1] || want[2] {
 		g.p("\tVMULPS %s, %s, %s", four, x[2], t1)
@@ -478,6 +481,221 @@ func (g *wg) genStore() {
 	g.p("\tRET\n")
 }
 
+func y(i int) string { return fmt.Sprintf("Y%d", i) }
+
+// prologue256 loads the pointers and strides of the AVX2 transforms as
+// genIn's and genOut's: R8 src + sOff, R9 dst + dOff, and the byte strides
+// of strides (field, register).
+func (g *wg) prologue256(done string, strides [][2]string) {
+	g.p("\tMOVQ t+0(FP), DI")
+	g.p("\tMOVQ WG_ROWS(DI), CX")
+	g.p("\tTESTQ CX, CX")
+	g.p("\tJLE %s", done)
+	g.p("\tMOVQ WG_CNT(DI), AX")
+	g.p("\tTESTQ AX, AX")
+	g.p("\tJLE %s", done)
+	g.p("\tMOVQ WG_SRC(DI), R8")
+	g.p("\tMOVQ WG_SOFF(DI), AX")
+	g.p("\tLEAQ (R8)(AX*4), R8")
+	g.p("\tMOVQ WG_DST(DI), R9")
+	g.p("\tMOVQ WG_DOFF(DI), AX")
+	g.p("\tLEAQ (R9)(AX*4), R9")
+	for _, f := range strides {
+		g.p("\tMOVQ WG_%s(DI), %s", f[0], f[1])
+		g.p("\tSHLQ $2, %s", f[1])
+	}
+}
+
+// genIn256 emits wgIn<n>_256(t *wgArgs), the AVX2 twin of genIn's kernel:
+// for each channel, vectors of 8 lanes while lanes remain (⌈cnt/8⌉ of
+// them: wgLanes(AVX2, cnt)). With 16 registers the first pass (along i,
+// per column j: x in Y0..Y5, temporaries Y6..Y9, the n outputs in Y10..)
+// stores its rows to the frame, (i·n + j)·32(SP); the second (along j)
+// reloads each row and stores it. The operand 4 comes from memory
+// (wgFour8), which leaves Y15 free.
+func (g *wg) genIn256(n int) {
+	name := fmt.Sprintf("wgIn%d_256", n)
+	L := func(s string) string { return fmt.Sprintf("wgin%d_256_%s", n, s) }
+	g.p("// func %s(t *wgArgs)", name)
+	g.p("TEXT ·%s(SB), 0, $%d-8", name, n*n*32)
+	g.prologue256(L("done"), [][2]string{{"PLANE", "R10"}, {"WQ", "R11"}, {"SROW", "R12"}, {"DROW", "R13"}, {"DXI", "R14"}})
+	g.p("%s:", L("chan"))
+	g.p("\tMOVQ R8, BX")
+	g.p("\tMOVQ R9, DX")
+	g.p("\tMOVQ t+0(FP), AX")
+	g.p("\tMOVQ WG_CNT(AX), AX")
+	g.p("%s:", L("vec"))
+	all := make([]bool, n)
+	x := make([]string, n)
+	out := make([]string, n)
+	for i := range n {
+		all[i] = true
+		x[i] = y(i)
+		out[i] = y(10 + i)
+	}
+	tmp := []string{y(6), y(7), y(8), y(9)}
+	for j := range n {
+		if j&1 == 0 {
+			g.p("\tMOVQ BX, SI")
+		} else {
+			g.p("\tLEAQ (BX)(R10*1), SI")
+		}
+		g.p("\tLEAQ (SI)(R10*2), DI")
+		for i := range n {
+			ptr := "SI"
+			if i&1 == 1 {
+				ptr = "DI"
+			}
+			idx := ""
+			switch i >> 1 {
+			case 1:
+				idx = "(R11*1)"
+			case 2:
+				idx = "(R11*2)"
+			}
+			g.p("\tVMOVUPS %d(%s)%s, %s", (j>>1)*4, ptr, idx, x[i])
+		}
+		g.in1D(n, x, out, all, tmp)
+		for i := range n {
+			g.p("\tVMOVUPS %s, %d(SP)", out[i], (i*n+j)*32)
+		}
+	}
+	for i := range n {
+		for j := range n {
+			g.p("\tVMOVUPS %d(SP), %s", (i*n+j)*32, x[j])
+		}
+		g.in1D(n, x, out, all, tmp)
+		// Stores at (i·n + j)·dXi: SI walks by dXi, three at a time.
+		g.p("\tMOVQ $%d, SI", i*n)
+		g.p("\tIMULQ R14, SI")
+		g.p("\tADDQ DX, SI")
+		for j := range n {
+			if j == 3 {
+				g.p("\tLEAQ (SI)(R14*2), SI")
+				g.p("\tADDQ R14, SI")
+			}
+			switch j % 3 {
+			case 0:
+				g.p("\tVMOVUPS %s, (SI)", out[j])
+			case 1:
+				g.p("\tVMOVUPS %s, (SI)(R14*1)", out[j])
+			case 2:
+				g.p("\tVMOVUPS %s, (SI)(R14*2)", out[j])
+			}
+		}
+	}
+	g.p("\tADDQ $32, BX")
+	g.p("\tADDQ $32, DX")
+	g.p("\tSUBQ $8, AX")
+	g.p("\tJGT %s", L("vec"))
+	g.p("\tADDQ R12, R8")
+	g.p("\tADDQ R13, R9")
+	g.p("\tDECQ CX")
+	g.p("\tJNE %s", L("chan"))
+	g.p("%s:", L("done"))
+	g.p("\tVZEROUPPER")
+	g.p("\tRET\n")
+}
+
+// genOut256 emits wgOut<n>_256(t *wgArgs), the AVX2 twin of genOut's
+// kernel: for each row, vectors of 8 lanes (⌈cnt/8⌉ of them): the first
+// pass (m in Y0..Y5, temporaries Y6..Y9) stores z[a][j] to the frame,
+// (a·n + j)·32(SP); the second reloads z[a] and gives y[a][b] in Y10..Y13;
+// the bias in Y14, zero in Y15, and the activation as genOut's. The bias
+// pointer and the rows left live at the top of the frame.
+func (g *wg) genOut256(n int) {
+	name := fmt.Sprintf("wgOut%d_256", n)
+	L := func(s string) string { return fmt.Sprintf("wgout%d_256_%s", n, s) }
+	g.p("// func %s(t *wgArgs)", name)
+	g.p("TEXT ·%s(SB), 0, $%d-8", name, 2*n*32+16)
+	g.p("\tMOVQ t+0(FP), DI")
+	g.p("\tMOVQ WG_ROWS(DI), CX")
+	g.p("\tMOVQ CX, rows-16(SP)")
+	g.prologue256(L("done"), [][2]string{{"SXI", "R11"}, {"SROW", "R12"}, {"DROW", "R13"}, {"DXI", "R14"}})
+	g.p("\tMOVQ WG_BIAS(DI), CX")
+	g.p("\tMOVQ WG_BOFF(DI), AX")
+	g.p("\tLEAQ (CX)(AX*4), CX")
+	g.p("\tMOVQ CX, bp-8(SP)")
+	// SI: n·sXi (a row of ξ), DI: three rows, R10: five.
+	g.p("\tMOVQ $%d, SI", n)
+	g.p("\tIMULQ R11, SI")
+	g.p("\tLEAQ (SI)(SI*2), DI")
+	g.p("\tLEAQ (SI)(SI*4), R10")
+	g.p("\tVPXOR Y15, Y15, Y15")
+	g.p("%s:", L("row"))
+	g.p("\tMOVQ bp-8(SP), CX")
+	g.p("\tVBROADCASTSS (CX), Y14")
+	g.p("\tADDQ $4, CX")
+	g.p("\tMOVQ CX, bp-8(SP)")
+	g.p("\tMOVQ R8, BX")
+	g.p("\tMOVQ R9, DX")
+	g.p("\tMOVQ t+0(FP), AX")
+	g.p("\tMOVQ WG_CNT(AX), AX")
+	g.p("%s:", L("vec"))
+	tmp := []string{y(6), y(7), y(8), y(9)}
+	m := make([]string, n)
+	for i := range n {
+		m[i] = y(i)
+	}
+	g.p("\tMOVQ BX, CX")
+	for j := range n {
+		if j > 0 {
+			g.p("\tADDQ R11, CX")
+		}
+		for i := range n {
+			// ξ = i·n + j: CX = column j.
+			idx := [...]string{"", "(SI*1)", "(SI*2)", "(DI*1)", "(SI*4)", "(R10*1)"}[i]
+			g.p("\tVMOVUPS (CX)%s, %s", idx, m[i])
+		}
+		g.out1D(n, m, y(10), y(11), tmp)
+		g.p("\tVMOVUPS Y10, %d(SP)", j*32)
+		g.p("\tVMOVUPS Y11, %d(SP)", (n+j)*32)
+	}
+	// y[a][b] in Y10..Y13.
+	for a := range 2 {
+		for j := range n {
+			g.p("\tVMOVUPS %d(SP), %s", (a*n+j)*32, m[j])
+		}
+		g.out1D(n, m, y(10+2*a), y(11+2*a), tmp)
+	}
+	for k := 10; k < 14; k++ {
+		g.add(y(k), "Y14", y(k))
+	}
+	g.p("\tMOVQ t+0(FP), CX")
+	g.p("\tMOVQ WG_ACT(CX), CX")
+	g.p("\tCMPQ CX, $1")
+	g.p("\tJEQ %s", L("relu"))
+	g.p("\tCMPQ CX, $2")
+	g.p("\tJNE %s", L("store"))
+	g.p("\tVBROADCASTSS ·leakySlope(SB), Y6")
+	for k := 10; k < 14; k++ {
+		g.p("\tVMULPS Y6, %s, Y7", y(k))
+		g.p("\tVMAXPS %s, Y7, %s", y(k), y(k))
+	}
+	g.p("\tJMP %s", L("store"))
+	g.p("%s:", L("relu"))
+	for k := 10; k < 14; k++ {
+		g.p("\tVMAXPS %s, Y15, %s", y(k), y(k))
+	}
+	g.p("%s:", L("store"))
+	g.p("\tVMOVUPS Y10, (DX)")
+	g.p("\tVMOVUPS Y11, (DX)(R14*1)")
+	g.p("\tVMOVUPS Y12, (DX)(R14*2)")
+	g.p("\tLEAQ (DX)(R14*2), CX")
+	g.p("\tVMOVUPS Y13, (CX)(R14*1)")
+	g.p("\tADDQ $32, BX")
+	g.p("\tADDQ $32, DX")
+	g.p("\tSUBQ $8, AX")
+	g.p("\tJGT %s", L("vec"))
+	g.p("\tADDQ R12, R8")
+	g.p("\tADDQ R13, R9")
+	g.p("\tDECQ rows-16(SP)")
+	g.p("\tJNE %s", L("row"))
+	g.p("%s:", L("done"))
+	g.p("\tVZEROUPPER")
+	g.p("\tRET\n")
+}
+
 func genWino() {
 	var h strings.Builder
 	h.WriteString("// Code generated by gen_wino.go; DO NOT EDIT.\n\n")
@@ -487,7 +705,7 @@ func genWino() {
 	if err := os.WriteFile("wgargs_amd64.h", []byte(h.String()), 0o644); err != nil {
 		panic(err)
 	}
-	g := &wg{}
+	g := &wg{four: z(rFour)}
 	g.p("// Code generated by gen_wino.go; DO NOT EDIT.\n")
 	g.p("//go:build !noasm\n")
 	g.p("#include \"textflag.h\"")
@@ -505,6 +723,16 @@ func genWino() {
 	g.genOut(4)
 	g.genOut(6)
 	g.genStore()
+	g.p("DATA ·wgFour8+0(SB)/8, $0x4080000040800000 // 4 × 8")
+	g.p("DATA ·wgFour8+8(SB)/8, $0x4080000040800000")
+	g.p("DATA ·wgFour8+16(SB)/8, $0x4080000040800000")
+	g.p("DATA ·wgFour8+24(SB)/8, $0x4080000040800000")
+	g.p("GLOBL ·wgFour8(SB), RODATA|NOPTR, $32\n")
+	g.four = "·wgFour8(SB)"
+	g.genIn256(4)
+	g.genIn256(6)
+	g.genOut256(4)
+	g.genOut256(6)
 	if err := os.WriteFile("wino_amd64.s", []byte(g.sb.String()), 0o644); err != nil {
 		panic(err)
 	}

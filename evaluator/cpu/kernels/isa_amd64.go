@@ -440,8 +440,9 @@ func deintPlane(chanPlanes, img []float32, h, w, wq, plane, pad int) {
 	deintPlane512(chanPlanes, img, h, w, wq, plane, evenAdd, oddAdd, pad)
 }
 
-// The Winograd transforms (conv_winograd.go): AVX-512 kernels per tile side
-// n (wino_amd64.s, gen_wino.go), the Go twins on the other paths.
+// The Winograd transforms (conv_winograd.go): AVX-512 and AVX2 kernels per
+// tile side n (wino_amd64.s, gen_wino.go); the store has AVX-512 assembly
+// only, and the other paths run the Go twins.
 
 //go:noescape
 func wgIn4_512(t *wgArgs)
@@ -458,24 +459,44 @@ func wgOut6_512(t *wgArgs)
 //go:noescape
 func wgStore512(t *wgArgs)
 
-// wgLanes rounds cnt up to whole vectors of 16 lanes: the kernels load and
-// store them.
-func wgLanes(cnt int) int { return (cnt + 15) &^ 15 }
+//go:noescape
+func wgIn4_256(t *wgArgs)
+
+//go:noescape
+func wgIn6_256(t *wgArgs)
+
+//go:noescape
+func wgOut4_256(t *wgArgs)
+
+//go:noescape
+func wgOut6_256(t *wgArgs)
+
+// wgLanes rounds cnt up to whole vectors of p (16 lanes, 8 on AVX2): the
+// kernels load and store them.
+func wgLanes(p Path, cnt int) int {
+	l := p.lanes()
+	return (cnt + l - 1) &^ (l - 1)
+}
 
 // wgIn is the input transform of one run (wgInGo). The assembly reads and
 // writes whole vectors past cnt lanes; the slices are checked here for them.
 func wgIn(p Path, n int, t *wgArgs) {
-	if p != AVX512 || (n != 4 && n != 6) || t.rows <= 0 || t.cnt <= 0 {
+	if (p != AVX512 && p != AVX2) || (n != 4 && n != 6) || t.rows <= 0 || t.cnt <= 0 {
 		wgInGo(n, t)
 		return
 	}
-	l := wgLanes(t.cnt) - 1
+	l := wgLanes(p, t.cnt) - 1
 	h := (n - 1) >> 1
 	_ = t.src[t.sOff+(t.rows-1)*t.sRow+3*t.plane+h*t.wq+h+l]
 	_ = t.dst[t.dOff+(n*n-1)*t.dXi+(t.rows-1)*t.dRow+l]
-	if n == 4 {
+	switch {
+	case p == AVX2 && n == 4:
+		wgIn4_256(t)
+	case p == AVX2:
+		wgIn6_256(t)
+	case n == 4:
 		wgIn4_512(t)
-	} else {
+	default:
 		wgIn6_512(t)
 	}
 }
@@ -483,17 +504,22 @@ func wgIn(p Path, n int, t *wgArgs) {
 // wgOut is the output transform of a panel (wgOutGo), whole vectors past
 // cnt lanes read and written as wgIn's.
 func wgOut(p Path, n int, t *wgArgs) {
-	if p != AVX512 || (n != 4 && n != 6) || t.rows <= 0 || t.cnt <= 0 {
+	if (p != AVX512 && p != AVX2) || (n != 4 && n != 6) || t.rows <= 0 || t.cnt <= 0 {
 		wgOutGo(n, t)
 		return
 	}
-	l := wgLanes(t.cnt) - 1
+	l := wgLanes(p, t.cnt) - 1
 	_ = t.src[t.sOff+(n*n-1)*t.sXi+(t.rows-1)*t.sRow+l]
 	_ = t.dst[t.dOff+3*t.dXi+(t.rows-1)*t.dRow+l]
 	_ = t.bias[t.bOff+t.rows-1]
-	if n == 4 {
+	switch {
+	case p == AVX2 && n == 4:
+		wgOut4_256(t)
+	case p == AVX2:
+		wgOut6_256(t)
+	case n == 4:
 		wgOut4_512(t)
-	} else {
+	default:
 		wgOut6_512(t)
 	}
 }

@@ -232,3 +232,72 @@ func TestWgStore(t *testing.T) {
 		}
 	}
 }
+
+// TestWgPathsAgree holds the SIMD paths' transforms to each other bit for
+// bit, NaN payloads included (the same instruction sequences at 8 and 16
+// lanes), where a machine has more than one.
+func TestWgPathsAgree(t *testing.T) {
+	var ps []Path
+	for _, p := range Paths() {
+		if p != PureGo {
+			ps = append(ps, p)
+		}
+	}
+	if len(ps) < 2 {
+		t.Skip("fewer than two SIMD paths")
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	exact := func(what string, got, want []float32) {
+		t.Helper()
+		for i := range want {
+			if g, w := math.Float32bits(got[i]), math.Float32bits(want[i]); g != w {
+				t.Fatalf("%s: index %d: got %#x, want %#x", what, i, g, w)
+			}
+		}
+	}
+	for _, n := range []int{4, 6} {
+		for cnt := 1; cnt <= 48; cnt++ {
+			rows := 1 + r.IntN(4)
+			wq := cnt + 3
+			plane := 3 * wq
+			src := wgVals(r, rows*4*plane+3*wq+16+64)
+			dRow := wgVec(cnt)
+			in := wgArgs{src: src, cnt: cnt, rows: rows, dRow: dRow, sRow: 4 * plane, dXi: rows * dRow, plane: plane, wq: wq}
+			var first []float32
+			for _, p := range ps {
+				in.dst = make([]float32, n*n*rows*dRow)
+				wgIn(p, n, &in)
+				for xi := range n * n { // lanes past cnt are junk
+					for c := range rows {
+						clear(in.dst[xi*rows*dRow+c*dRow+cnt : xi*rows*dRow+(c+1)*dRow])
+					}
+				}
+				if first == nil {
+					first = in.dst
+				} else {
+					exact(fmt.Sprintf("wgIn %v against %v n=%d cnt=%d", p, ps[0], n, cnt), in.dst, first)
+				}
+			}
+			for act := range 3 {
+				sXi := rows * dRow
+				out := wgArgs{src: wgVals(r, n*n*sXi), bias: wgVals(r, rows), cnt: cnt, rows: rows,
+					dRow: dRow, sRow: dRow, dXi: rows * dRow, sXi: sXi, act: act}
+				first = nil
+				for _, p := range ps {
+					out.dst = make([]float32, 4*rows*dRow)
+					wgOut(p, n, &out)
+					for k := range 4 {
+						for c := range rows {
+							clear(out.dst[k*rows*dRow+c*dRow+cnt : k*rows*dRow+(c+1)*dRow])
+						}
+					}
+					if first == nil {
+						first = out.dst
+					} else {
+						exact(fmt.Sprintf("wgOut %v against %v n=%d act=%d cnt=%d", p, ps[0], n, act, cnt), out.dst, first)
+					}
+				}
+			}
+		}
+	}
+}
