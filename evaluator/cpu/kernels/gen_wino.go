@@ -377,37 +377,47 @@ func (g *wg) genOut(n int) {
 	g.p("\tRET\n")
 }
 
-// genStore emits wgStore512(t *wgArgs): for each output channel, run and
-// output row, the two source rows interleaved 32 outputs at a time
-// (VPERMI2PS with wgLoIdx and wgHiIdx), the last chunk's loads and stores
-// masked to the run's n outputs.
-func (g *wg) genStore() {
-	g.p("// func wgStore512(t *wgArgs)")
-	g.p("TEXT ·wgStore512(SB), NOSPLIT, $0-8")
+// genStore emits wgStore512(t *wgArgs) (avx2 false) or wgStore256: for
+// each output channel, run and output row, the two source rows interleaved
+// 32 outputs at a time (VPERMI2PS with wgLoIdx and wgHiIdx; on AVX2 16 at a
+// time, VUNPCKLPS and VUNPCKHPS then VPERM2F128), the last chunk's loads
+// and stores masked to the run's n outputs (on AVX2 the loads by
+// VMASKMOVPS with masks from wgMask, the stores in pieces).
+func (g *wg) genStore(avx2 bool) {
+	name, L := "wgStore512", func(s string) string { return "wgst_" + s }
+	if avx2 {
+		name, L = "wgStore256", func(s string) string { return "wgst256_" + s }
+	}
+	g.p("// func %s(t *wgArgs)", name)
+	g.p("TEXT ·%s(SB), NOSPLIT, $0-8", name)
 	g.p("\tMOVQ t+0(FP), DI")
 	g.p("\tMOVQ WG_ROWS(DI), R12")
 	g.p("\tTESTQ R12, R12")
-	g.p("\tJLE wgst_done")
+	g.p("\tJLE %s", L("done"))
 	g.p("\tMOVQ WG_NRUN(DI), AX")
 	g.p("\tTESTQ AX, AX")
-	g.p("\tJLE wgst_done")
+	g.p("\tJLE %s", L("done"))
 	g.p("\tMOVQ WG_DST(DI), R8")
 	g.p("\tMOVQ WG_SRC(DI), R9")
 	g.p("\tMOVQ WG_DROW(DI), R13")
 	g.p("\tSHLQ $2, R13")
 	g.p("\tMOVQ WG_SROW(DI), R14")
 	g.p("\tSHLQ $2, R14")
-	g.p("\tVMOVDQU32 ·wgLoIdx(SB), Z30")
-	g.p("\tVMOVDQU32 ·wgHiIdx(SB), Z31")
-	g.p("wgst_chan:")
+	if avx2 {
+		g.p("\tLEAQ ·wgMask(SB), BX")
+	} else {
+		g.p("\tVMOVDQU32 ·wgLoIdx(SB), Z30")
+		g.p("\tVMOVDQU32 ·wgHiIdx(SB), Z31")
+	}
+	g.p("%s:", L("chan"))
 	g.p("\tMOVQ t+0(FP), AX")
 	g.p("\tMOVQ WG_RUNS(AX), R10")
 	g.p("\tMOVQ WG_NRUN(AX), R11")
-	g.p("wgst_run:")
+	g.p("%s:", L("run"))
 	for a := range 2 {
 		if a == 1 {
 			g.p("\tCMPL RUN_ROWS(R10), $2")
-			g.p("\tJLT wgst_next")
+			g.p("\tJLT %s", L("next"))
 		}
 		// SI: source row 2a, DI: 2a+1, DX: output row a, CX: outputs.
 		g.p("\tMOVLQSX RUN_LANE(R10), AX")
@@ -426,9 +436,65 @@ func (g *wg) genStore() {
 			g.p("\tLEAQ (DX)(AX*4), DX")
 		}
 		g.p("\tMOVLQSX RUN_N(R10), CX")
-		g.p("wgst_vec%d:", a)
+		g.p("%s%d:", L("vec"), a)
+		if avx2 {
+			g.p("\tCMPQ CX, $16")
+			g.p("\tJLT %s%d", L("tail"), a)
+			g.p("\tVMOVUPS (SI), Y0")
+			g.p("\tVMOVUPS (DI), Y1")
+			g.interleave256()
+			g.p("\tVMOVUPS Y0, (DX)")
+			g.p("\tVMOVUPS Y1, 32(DX)")
+			g.p("\tADDQ $32, SI")
+			g.p("\tADDQ $32, DI")
+			g.p("\tADDQ $64, DX")
+			g.p("\tSUBQ $16, CX")
+			g.p("\tJMP %s%d", L("vec"), a)
+			g.p("%s%d:", L("tail"), a)
+			g.p("\tTESTQ CX, CX")
+			g.p("\tJLE %s%d", L("row"), a)
+			// wgMask[16−k : 24−k] is the mask of the first k lanes of 8
+			// (k ≤ 16): Y4 that of the ⌈rem/2⌉ inputs of a row. Masked
+			// stores are slow: the rem < 16 outputs are stored in pieces
+			// of 8, 4, 2 and 1 (VMOVQ and VMOVSS move the bits as they
+			// are).
+			g.p("\tLEAQ 1(CX), AX")
+			g.p("\tSHRQ $1, AX")
+			g.p("\tNEGQ AX")
+			g.p("\tVMOVDQU 64(BX)(AX*4), Y4")
+			g.p("\tVMASKMOVPS (SI), Y4, Y0")
+			g.p("\tVMASKMOVPS (DI), Y4, Y1")
+			g.interleave256()
+			g.p("\tCMPQ CX, $8")
+			g.p("\tJLT %s%d", L("lt8"), a)
+			g.p("\tVMOVUPS Y0, (DX)")
+			g.p("\tSUBQ $8, CX")
+			g.p("\tJEQ %s%d", L("row"), a)
+			g.p("\tVMOVAPS Y1, Y0")
+			g.p("\tADDQ $32, DX")
+			g.p("%s%d:", L("lt8"), a)
+			g.p("\tCMPQ CX, $4")
+			g.p("\tJLT %s%d", L("lt4"), a)
+			g.p("\tVMOVUPS X0, (DX)")
+			g.p("\tVEXTRACTF128 $1, Y0, X0")
+			g.p("\tADDQ $16, DX")
+			g.p("\tSUBQ $4, CX")
+			g.p("\tJEQ %s%d", L("row"), a)
+			g.p("%s%d:", L("lt4"), a)
+			g.p("\tCMPQ CX, $2")
+			g.p("\tJLT %s%d", L("lt2"), a)
+			g.p("\tVMOVQ X0, (DX)")
+			g.p("\tVMOVHLPS X0, X0, X0")
+			g.p("\tADDQ $8, DX")
+			g.p("\tSUBQ $2, CX")
+			g.p("\tJEQ %s%d", L("row"), a)
+			g.p("%s%d:", L("lt2"), a)
+			g.p("\tVMOVSS X0, (DX)")
+			g.p("%s%d:", L("row"), a)
+			continue
+		}
 		g.p("\tCMPQ CX, $32")
-		g.p("\tJLT wgst_tail%d", a)
+		g.p("\tJLT %s%d", L("tail"), a)
 		g.p("\tVMOVUPS (SI), Z0")
 		g.p("\tVMOVUPS (DI), Z1")
 		g.p("\tVMOVAPS Z30, Z2")
@@ -441,10 +507,10 @@ func (g *wg) genStore() {
 		g.p("\tADDQ $64, DI")
 		g.p("\tADDQ $128, DX")
 		g.p("\tSUBQ $32, CX")
-		g.p("\tJMP wgst_vec%d", a)
-		g.p("wgst_tail%d:", a)
+		g.p("\tJMP %s%d", L("vec"), a)
+		g.p("%s%d:", L("tail"), a)
 		g.p("\tTESTQ CX, CX")
-		g.p("\tJLE wgst_row%d", a)
+		g.p("\tJLE %s%d", L("row"), a)
 		// K1, K2: the rem < 32 outputs; K3: the ⌈rem/2⌉ inputs of a row.
 		g.p("\tMOVQ $1, AX")
 		g.p("\tSHLQ CX, AX")
@@ -466,19 +532,28 @@ func (g *wg) genStore() {
 		g.p("\tVPERMI2PS Z1, Z0, Z3")
 		g.p("\tVMOVUPS Z2, K1, (DX)")
 		g.p("\tVMOVUPS Z3, K2, 64(DX)")
-		g.p("wgst_row%d:", a)
+		g.p("%s%d:", L("row"), a)
 	}
-	g.p("wgst_next:")
+	g.p("%s:", L("next"))
 	g.p("\tADDQ $32, R10")
 	g.p("\tDECQ R11")
-	g.p("\tJNE wgst_run")
+	g.p("\tJNE %s", L("run"))
 	g.p("\tADDQ R13, R8")
 	g.p("\tADDQ R14, R9")
 	g.p("\tDECQ R12")
-	g.p("\tJNE wgst_chan")
-	g.p("wgst_done:")
+	g.p("\tJNE %s", L("chan"))
+	g.p("%s:", L("done"))
 	g.p("\tVZEROUPPER")
 	g.p("\tRET\n")
+}
+
+// interleave256 interleaves Y0 = a0..a7 and Y1 = b0..b7 into Y0 = a0 b0 …
+// a3 b3 and Y1 = a4 b4 … a7 b7 (moves only: the bits as they are).
+func (g *wg) interleave256() {
+	g.p("\tVUNPCKLPS Y1, Y0, Y2") // a0 b0 a1 b1 | a4 b4 a5 b5
+	g.p("\tVUNPCKHPS Y1, Y0, Y3") // a2 b2 a3 b3 | a6 b6 a7 b7
+	g.p("\tVPERM2F128 $0x20, Y3, Y2, Y0")
+	g.p("\tVPERM2F128 $0x31, Y3, Y2, Y1")
 }
 
 func y(i int) string { return fmt.Sprintf("Y%d", i) }
@@ -722,7 +797,15 @@ func genWino() {
 	g.genIn(6)
 	g.genOut(4)
 	g.genOut(6)
-	g.genStore()
+	g.genStore(false)
+	for i := range 32 {
+		v := "0xffffffff"
+		if i >= 16 {
+			v = "0"
+		}
+		g.p("DATA ·wgMask+%d(SB)/4, $%s", 4*i, v)
+	}
+	g.p("GLOBL ·wgMask(SB), RODATA|NOPTR, $128\n")
 	g.p("DATA ·wgFour8+0(SB)/8, $0x4080000040800000 // 4 × 8")
 	g.p("DATA ·wgFour8+8(SB)/8, $0x4080000040800000")
 	g.p("DATA ·wgFour8+16(SB)/8, $0x4080000040800000")
@@ -733,6 +816,7 @@ func genWino() {
 	g.genIn256(6)
 	g.genOut256(4)
 	g.genOut256(6)
+	g.genStore(true)
 	if err := os.WriteFile("wino_amd64.s", []byte(g.sb.String()), 0o644); err != nil {
 		panic(err)
 	}

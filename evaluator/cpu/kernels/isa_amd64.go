@@ -441,8 +441,7 @@ func deintPlane(chanPlanes, img []float32, h, w, wq, plane, pad int) {
 }
 
 // The Winograd transforms (conv_winograd.go): AVX-512 and AVX2 kernels per
-// tile side n (wino_amd64.s, gen_wino.go); the store has AVX-512 assembly
-// only, and the other paths run the Go twins.
+// tile side n (wino_amd64.s, gen_wino.go), the Go twins on the other path.
 
 //go:noescape
 func wgIn4_512(t *wgArgs)
@@ -470,6 +469,9 @@ func wgOut4_256(t *wgArgs)
 
 //go:noescape
 func wgOut6_256(t *wgArgs)
+
+//go:noescape
+func wgStore256(t *wgArgs)
 
 // wgLanes rounds cnt up to whole vectors of p (16 lanes, 8 on AVX2): the
 // kernels load and store them.
@@ -527,7 +529,7 @@ func wgOut(p Path, n int, t *wgArgs) {
 // wgStore stores a block's outputs (wgStoreGo); the assembly masks its
 // loads and stores to each run's outputs, which are checked here.
 func wgStore(p Path, t *wgArgs) {
-	if p != AVX512 || t.rows <= 0 || len(t.runs) == 0 {
+	if (p != AVX512 && p != AVX2) || t.rows <= 0 || len(t.runs) == 0 {
 		wgStoreGo(t)
 		return
 	}
@@ -543,5 +545,9 @@ func wgStore(p Path, t *wgArgs) {
 		_ = t.src[(a*2+1)*t.sXi+r*t.sRow+int(u.lane)+(int(u.n)-1)>>1]
 		_ = t.src[int(u.lane)]
 	}
-	wgStore512(t)
+	if p == AVX2 {
+		wgStore256(t)
+	} else {
+		wgStore512(t)
+	}
 }

@@ -1054,6 +1054,40 @@ wgst_done:
 	VZEROUPPER
 	RET
 
+DATA ·wgMask+0(SB)/4, $0xffffffff
+DATA ·wgMask+4(SB)/4, $0xffffffff
+DATA ·wgMask+8(SB)/4, $0xffffffff
+DATA ·wgMask+12(SB)/4, $0xffffffff
+DATA ·wgMask+16(SB)/4, $0xffffffff
+DATA ·wgMask+20(SB)/4, $0xffffffff
+DATA ·wgMask+24(SB)/4, $0xffffffff
+DATA ·wgMask+28(SB)/4, $0xffffffff
+DATA ·wgMask+32(SB)/4, $0xffffffff
+DATA ·wgMask+36(SB)/4, $0xffffffff
+DATA ·wgMask+40(SB)/4, $0xffffffff
+DATA ·wgMask+44(SB)/4, $0xffffffff
+DATA ·wgMask+48(SB)/4, $0xffffffff
+DATA ·wgMask+52(SB)/4, $0xffffffff
+DATA ·wgMask+56(SB)/4, $0xffffffff
+DATA ·wgMask+60(SB)/4, $0xffffffff
+DATA ·wgMask+64(SB)/4, $0
+DATA ·wgMask+68(SB)/4, $0
+DATA ·wgMask+72(SB)/4, $0
+DATA ·wgMask+76(SB)/4, $0
+DATA ·wgMask+80(SB)/4, $0
+DATA ·wgMask+84(SB)/4, $0
+DATA ·wgMask+88(SB)/4, $0
+DATA ·wgMask+92(SB)/4, $0
+DATA ·wgMask+96(SB)/4, $0
+DATA ·wgMask+100(SB)/4, $0
+DATA ·wgMask+104(SB)/4, $0
+DATA ·wgMask+108(SB)/4, $0
+DATA ·wgMask+112(SB)/4, $0
+DATA ·wgMask+116(SB)/4, $0
+DATA ·wgMask+120(SB)/4, $0
+DATA ·wgMask+124(SB)/4, $0
+GLOBL ·wgMask(SB), RODATA|NOPTR, $128
+
 DATA ·wgFour8+0(SB)/8, $0x4080000040800000 // 4 × 8
 DATA ·wgFour8+8(SB)/8, $0x4080000040800000
 DATA ·wgFour8+16(SB)/8, $0x4080000040800000
@@ -2043,6 +2077,171 @@ wgout6_256_store:
 	DECQ rows-16(SP)
 	JNE wgout6_256_row
 wgout6_256_done:
+	VZEROUPPER
+	RET
+
+// func wgStore256(t *wgArgs)
+TEXT ·wgStore256(SB), NOSPLIT, $0-8
+	MOVQ t+0(FP), DI
+	MOVQ WG_ROWS(DI), R12
+	TESTQ R12, R12
+	JLE wgst256_done
+	MOVQ WG_NRUN(DI), AX
+	TESTQ AX, AX
+	JLE wgst256_done
+	MOVQ WG_DST(DI), R8
+	MOVQ WG_SRC(DI), R9
+	MOVQ WG_DROW(DI), R13
+	SHLQ $2, R13
+	MOVQ WG_SROW(DI), R14
+	SHLQ $2, R14
+	LEAQ ·wgMask(SB), BX
+wgst256_chan:
+	MOVQ t+0(FP), AX
+	MOVQ WG_RUNS(AX), R10
+	MOVQ WG_NRUN(AX), R11
+wgst256_run:
+	MOVLQSX RUN_LANE(R10), AX
+	LEAQ (R9)(AX*4), SI
+	MOVQ t+0(FP), AX
+	MOVQ WG_SXI(AX), AX
+	LEAQ (SI)(AX*4), DI
+	MOVLQSX RUN_DST(R10), AX
+	LEAQ (R8)(AX*4), DX
+	MOVLQSX RUN_N(R10), CX
+wgst256_vec0:
+	CMPQ CX, $16
+	JLT wgst256_tail0
+	VMOVUPS (SI), Y0
+	VMOVUPS (DI), Y1
+	VUNPCKLPS Y1, Y0, Y2
+	VUNPCKHPS Y1, Y0, Y3
+	VPERM2F128 $0x20, Y3, Y2, Y0
+	VPERM2F128 $0x31, Y3, Y2, Y1
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	ADDQ $64, DX
+	SUBQ $16, CX
+	JMP wgst256_vec0
+wgst256_tail0:
+	TESTQ CX, CX
+	JLE wgst256_row0
+	LEAQ 1(CX), AX
+	SHRQ $1, AX
+	NEGQ AX
+	VMOVDQU 64(BX)(AX*4), Y4
+	VMASKMOVPS (SI), Y4, Y0
+	VMASKMOVPS (DI), Y4, Y1
+	VUNPCKLPS Y1, Y0, Y2
+	VUNPCKHPS Y1, Y0, Y3
+	VPERM2F128 $0x20, Y3, Y2, Y0
+	VPERM2F128 $0x31, Y3, Y2, Y1
+	CMPQ CX, $8
+	JLT wgst256_lt80
+	VMOVUPS Y0, (DX)
+	SUBQ $8, CX
+	JEQ wgst256_row0
+	VMOVAPS Y1, Y0
+	ADDQ $32, DX
+wgst256_lt80:
+	CMPQ CX, $4
+	JLT wgst256_lt40
+	VMOVUPS X0, (DX)
+	VEXTRACTF128 $1, Y0, X0
+	ADDQ $16, DX
+	SUBQ $4, CX
+	JEQ wgst256_row0
+wgst256_lt40:
+	CMPQ CX, $2
+	JLT wgst256_lt20
+	VMOVQ X0, (DX)
+	VMOVHLPS X0, X0, X0
+	ADDQ $8, DX
+	SUBQ $2, CX
+	JEQ wgst256_row0
+wgst256_lt20:
+	VMOVSS X0, (DX)
+wgst256_row0:
+	CMPL RUN_ROWS(R10), $2
+	JLT wgst256_next
+	MOVLQSX RUN_LANE(R10), AX
+	LEAQ (R9)(AX*4), SI
+	MOVQ t+0(FP), AX
+	MOVQ WG_SXI(AX), AX
+	LEAQ (SI)(AX*8), SI
+	LEAQ (SI)(AX*4), DI
+	MOVLQSX RUN_DST(R10), AX
+	LEAQ (R8)(AX*4), DX
+	MOVQ t+0(FP), AX
+	MOVQ WG_WQ(AX), AX
+	LEAQ (DX)(AX*4), DX
+	MOVLQSX RUN_N(R10), CX
+wgst256_vec1:
+	CMPQ CX, $16
+	JLT wgst256_tail1
+	VMOVUPS (SI), Y0
+	VMOVUPS (DI), Y1
+	VUNPCKLPS Y1, Y0, Y2
+	VUNPCKHPS Y1, Y0, Y3
+	VPERM2F128 $0x20, Y3, Y2, Y0
+	VPERM2F128 $0x31, Y3, Y2, Y1
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	ADDQ $64, DX
+	SUBQ $16, CX
+	JMP wgst256_vec1
+wgst256_tail1:
+	TESTQ CX, CX
+	JLE wgst256_row1
+	LEAQ 1(CX), AX
+	SHRQ $1, AX
+	NEGQ AX
+	VMOVDQU 64(BX)(AX*4), Y4
+	VMASKMOVPS (SI), Y4, Y0
+	VMASKMOVPS (DI), Y4, Y1
+	VUNPCKLPS Y1, Y0, Y2
+	VUNPCKHPS Y1, Y0, Y3
+	VPERM2F128 $0x20, Y3, Y2, Y0
+	VPERM2F128 $0x31, Y3, Y2, Y1
+	CMPQ CX, $8
+	JLT wgst256_lt81
+	VMOVUPS Y0, (DX)
+	SUBQ $8, CX
+	JEQ wgst256_row1
+	VMOVAPS Y1, Y0
+	ADDQ $32, DX
+wgst256_lt81:
+	CMPQ CX, $4
+	JLT wgst256_lt41
+	VMOVUPS X0, (DX)
+	VEXTRACTF128 $1, Y0, X0
+	ADDQ $16, DX
+	SUBQ $4, CX
+	JEQ wgst256_row1
+wgst256_lt41:
+	CMPQ CX, $2
+	JLT wgst256_lt21
+	VMOVQ X0, (DX)
+	VMOVHLPS X0, X0, X0
+	ADDQ $8, DX
+	SUBQ $2, CX
+	JEQ wgst256_row1
+wgst256_lt21:
+	VMOVSS X0, (DX)
+wgst256_row1:
+wgst256_next:
+	ADDQ $32, R10
+	DECQ R11
+	JNE wgst256_run
+	ADDQ R13, R8
+	ADDQ R14, R9
+	DECQ R12
+	JNE wgst256_chan
+wgst256_done:
 	VZEROUPPER
 	RET
 
