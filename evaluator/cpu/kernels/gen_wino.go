@@ -3,10 +3,11 @@
 package main
 
 // gen_wino writes the Winograd transform kernels (conv_winograd.go) for
-// AVX-512: wino_amd64.s, with the argument-block offsets wgargs_amd64.h.
-// Each kernel is the twin of a Go function (wgInGo, wgOutGo, wgStoreGo) with
-// the same expression trees (separate mul/add/sub, the left operand of each
-// as the first source), so the results are the same bits.
+// AVX-512 and AVX2: wino_amd64.s, with the argument-block offsets
+// wgargs_amd64.h. Each kernel is the twin of a Go function (wgInGo, wgOutGo,
+// wgStoreGo) with the same expression trees (separate mul/add/sub, the left
+// operand of each as the first source), so the results are the same bits;
+// the AVX2 kernels' arithmetic is the AVX-512 ones' at 8 lanes.
 
 import (
 	"fmt"
