@@ -584,16 +584,23 @@ func (g *wg) prologue256(done string, strides [][2]string) {
 
 // genIn256 emits wgIn<n>_256(t *wgArgs), the AVX2 twin of genIn's kernel:
 // for each channel, vectors of 8 lanes while lanes remain (⌈cnt/8⌉ of
-// them: wgLanes(AVX2, cnt)). With 16 registers the first pass (along i,
-// per column j: x in Y0..Y5, temporaries Y6..Y9, the n outputs in Y10..)
-// stores its rows to the frame, (i·n + j)·32(SP); the second (along j)
-// reloads each row and stores it. The operand 4 comes from memory
-// (wgFour8), which leaves Y15 free.
+// them: wgLanes(AVX2, cnt)). The first pass runs along i per column j (x
+// in Y0..Y5), the second along j per row. With 16 registers, n = 4 takes
+// the rows in two groups, {0, 1} (from x0..x2) and {2, 3} (from x1..x3),
+// held in Y4..Y11, with the outputs in Y12..Y15; n = 6 (temporaries
+// Y6..Y9, outputs Y10..Y15) stores the first pass's rows to the frame,
+// (i·n + j)·32(SP), and reloads each row for the second. The operand 4
+// comes from memory (wgFour8).
 func (g *wg) genIn256(n int) {
 	name := fmt.Sprintf("wgIn%d_256", n)
 	L := func(s string) string { return fmt.Sprintf("wgin%d_256_%s", n, s) }
+	frame := n == 6
 	g.p("// func %s(t *wgArgs)", name)
-	g.p("TEXT ·%s(SB), 0, $%d-8", name, n*n*32)
+	if frame {
+		g.p("TEXT ·%s(SB), 0, $%d-8", name, n*n*32)
+	} else {
+		g.p("TEXT ·%s(SB), NOSPLIT, $0-8", name)
+	}
 	g.prologue256(L("done"), [][2]string{{"PLANE", "R10"}, {"WQ", "R11"}, {"SROW", "R12"}, {"DROW", "R13"}, {"DXI", "R14"}})
 	g.p("%s:", L("chan"))
 	g.p("\tMOVQ R8, BX")
@@ -604,59 +611,97 @@ func (g *wg) genIn256(n int) {
 	all := make([]bool, n)
 	x := make([]string, n)
 	out := make([]string, n)
+	o0 := 10
+	if !frame {
+		o0 = 12
+	}
 	for i := range n {
 		all[i] = true
 		x[i] = y(i)
-		out[i] = y(10 + i)
+		out[i] = y(o0 + i)
 	}
 	tmp := []string{y(6), y(7), y(8), y(9)}
-	for j := range n {
-		if j&1 == 0 {
-			g.p("\tMOVQ BX, SI")
-		} else {
-			g.p("\tLEAQ (BX)(R10*1), SI")
-		}
-		g.p("\tLEAQ (SI)(R10*2), DI")
-		for i := range n {
-			ptr := "SI"
-			if i&1 == 1 {
-				ptr = "DI"
-			}
-			idx := ""
-			switch i >> 1 {
-			case 1:
-				idx = "(R11*1)"
-			case 2:
-				idx = "(R11*2)"
-			}
-			g.p("\tVMOVUPS %d(%s)%s, %s", (j>>1)*4, ptr, idx, x[i])
-		}
-		g.in1D(n, x, out, all, tmp)
-		for i := range n {
-			g.p("\tVMOVUPS %s, %d(SP)", out[i], (i*n+j)*32)
-		}
+	groups := [][]int{{0, 1, 2, 3, 4, 5}}
+	if !frame {
+		groups = [][]int{{0, 1}, {2, 3}}
 	}
-	for i := range n {
-		for j := range n {
-			g.p("\tVMOVUPS %d(SP), %s", (i*n+j)*32, x[j])
-		}
-		g.in1D(n, x, out, all, tmp)
-		// Stores at (i·n + j)·dXi: SI walks by dXi, three at a time.
-		g.p("\tMOVQ $%d, SI", i*n)
-		g.p("\tIMULQ R14, SI")
-		g.p("\tADDQ DX, SI")
-		for j := range n {
-			if j == 3 {
-				g.p("\tLEAQ (SI)(R14*2), SI")
-				g.p("\tADDQ R14, SI")
+	for _, grp := range groups {
+		want := make([]bool, n)
+		need := make([]bool, n)
+		held := make([][]string, n) // held[i][j]: row i of the first pass
+		for k, i := range grp {
+			want[i] = true
+			held[i] = make([]string, n)
+			for j := range n {
+				held[i][j] = y(4 + k*n + j)
 			}
-			switch j % 3 {
-			case 0:
-				g.p("\tVMOVUPS %s, (SI)", out[j])
-			case 1:
-				g.p("\tVMOVUPS %s, (SI)(R14*1)", out[j])
-			case 2:
-				g.p("\tVMOVUPS %s, (SI)(R14*2)", out[j])
+		}
+		for i := range need {
+			need[i] = frame || (grp[0] == 0 && i < 3) || (grp[0] == 2 && i > 0)
+		}
+		for j := range n {
+			if j&1 == 0 {
+				g.p("\tMOVQ BX, SI")
+			} else {
+				g.p("\tLEAQ (BX)(R10*1), SI")
+			}
+			g.p("\tLEAQ (SI)(R10*2), DI")
+			for i := range n {
+				if !need[i] {
+					continue
+				}
+				ptr := "SI"
+				if i&1 == 1 {
+					ptr = "DI"
+				}
+				idx := ""
+				switch i >> 1 {
+				case 1:
+					idx = "(R11*1)"
+				case 2:
+					idx = "(R11*2)"
+				}
+				g.p("\tVMOVUPS %d(%s)%s, %s", (j>>1)*4, ptr, idx, x[i])
+			}
+			if frame {
+				g.in1D(n, x, out, want, tmp)
+				for _, i := range grp {
+					g.p("\tVMOVUPS %s, %d(SP)", out[i], (i*n+j)*32)
+				}
+				continue
+			}
+			col := make([]string, n)
+			for _, i := range grp {
+				col[i] = held[i][j]
+			}
+			g.in1D(n, x, col, want, tmp)
+		}
+		for _, i := range grp {
+			row := held[i]
+			if frame {
+				row = x
+				for j := range n {
+					g.p("\tVMOVUPS %d(SP), %s", (i*n+j)*32, x[j])
+				}
+			}
+			g.in1D(n, row, out, all, tmp)
+			// Stores at (i·n + j)·dXi: SI walks by dXi, three at a time.
+			g.p("\tMOVQ $%d, SI", i*n)
+			g.p("\tIMULQ R14, SI")
+			g.p("\tADDQ DX, SI")
+			for j := range n {
+				if j == 3 {
+					g.p("\tLEAQ (SI)(R14*2), SI")
+					g.p("\tADDQ R14, SI")
+				}
+				switch j % 3 {
+				case 0:
+					g.p("\tVMOVUPS %s, (SI)", out[j])
+				case 1:
+					g.p("\tVMOVUPS %s, (SI)(R14*1)", out[j])
+				case 2:
+					g.p("\tVMOVUPS %s, (SI)(R14*2)", out[j])
+				}
 			}
 		}
 	}
@@ -675,15 +720,23 @@ func (g *wg) genIn256(n int) {
 
 // genOut256 emits wgOut<n>_256(t *wgArgs), the AVX2 twin of genOut's
 // kernel: for each row, vectors of 8 lanes (⌈cnt/8⌉ of them): the first
-// pass (m in Y0..Y5, temporaries Y6..Y9) stores z[a][j] to the frame,
-// (a·n + j)·32(SP); the second reloads z[a] and gives y[a][b] in Y10..Y13;
-// the bias in Y14, zero in Y15, and the activation as genOut's. The bias
-// pointer and the rows left live at the top of the frame.
+// pass (m in Y0..Y5, temporaries Y6..Y9) gives z[a][j], the second y[a][b]
+// from z[a]; the bias in Y14, zero in Y15, and the activation as genOut's.
+// n = 6 stores z to the frame, (a·n + j)·32(SP), and reloads z[a] for the
+// second pass (y in Y10..Y13); n = 4 holds z in Y4, Y5, Y8..Y13, and the
+// second pass leaves y[a][0] in z[a][0]'s register and y[a][1] in
+// z[a][3]'s (out1D reads them before). The bias pointer and the rows left
+// live at the top of the frame.
 func (g *wg) genOut256(n int) {
 	name := fmt.Sprintf("wgOut%d_256", n)
 	L := func(s string) string { return fmt.Sprintf("wgout%d_256_%s", n, s) }
 	g.p("// func %s(t *wgArgs)", name)
-	g.p("TEXT ·%s(SB), 0, $%d-8", name, 2*n*32+16)
+	frame := n == 6
+	if frame {
+		g.p("TEXT ·%s(SB), 0, $%d-8", name, 2*n*32+16)
+	} else {
+		g.p("TEXT ·%s(SB), NOSPLIT, $16-8", name)
+	}
 	g.p("\tMOVQ t+0(FP), DI")
 	g.p("\tMOVQ WG_ROWS(DI), CX")
 	g.p("\tMOVQ CX, rows-16(SP)")
@@ -713,6 +766,7 @@ func (g *wg) genOut256(n int) {
 	for i := range n {
 		m[i] = y(i)
 	}
+	zr := [2][]string{{y(4), y(5), y(8), y(9)}, {y(10), y(11), y(12), y(13)}}
 	g.p("\tMOVQ BX, CX")
 	for j := range n {
 		if j > 0 {
@@ -723,19 +777,31 @@ func (g *wg) genOut256(n int) {
 			idx := [...]string{"", "(SI*1)", "(SI*2)", "(DI*1)", "(SI*4)", "(R10*1)"}[i]
 			g.p("\tVMOVUPS (CX)%s, %s", idx, m[i])
 		}
+		if !frame {
+			g.out1D(n, m, zr[0][j], zr[1][j], tmp)
+			continue
+		}
 		g.out1D(n, m, y(10), y(11), tmp)
 		g.p("\tVMOVUPS Y10, %d(SP)", j*32)
 		g.p("\tVMOVUPS Y11, %d(SP)", (n+j)*32)
 	}
-	// y[a][b] in Y10..Y13.
+	// y[a][b] in ys[2a+b].
+	ys := []string{y(10), y(11), y(12), y(13)}
+	if !frame {
+		ys = []string{zr[0][0], zr[0][3], zr[1][0], zr[1][3]}
+	}
 	for a := range 2 {
+		if !frame {
+			g.out1D(n, zr[a], ys[2*a], ys[2*a+1], tmp)
+			continue
+		}
 		for j := range n {
 			g.p("\tVMOVUPS %d(SP), %s", (a*n+j)*32, m[j])
 		}
-		g.out1D(n, m, y(10+2*a), y(11+2*a), tmp)
+		g.out1D(n, m, ys[2*a], ys[2*a+1], tmp)
 	}
-	for k := 10; k < 14; k++ {
-		g.add(y(k), "Y14", y(k))
+	for _, r := range ys {
+		g.add(r, "Y14", r)
 	}
 	g.p("\tMOVQ t+0(FP), CX")
 	g.p("\tMOVQ WG_ACT(CX), CX")
@@ -744,21 +810,21 @@ func (g *wg) genOut256(n int) {
 	g.p("\tCMPQ CX, $2")
 	g.p("\tJNE %s", L("store"))
 	g.p("\tVBROADCASTSS ·leakySlope(SB), Y6")
-	for k := 10; k < 14; k++ {
-		g.p("\tVMULPS Y6, %s, Y7", y(k))
-		g.p("\tVMAXPS %s, Y7, %s", y(k), y(k))
+	for _, r := range ys {
+		g.p("\tVMULPS Y6, %s, Y7", r)
+		g.p("\tVMAXPS %s, Y7, %s", r, r)
 	}
 	g.p("\tJMP %s", L("store"))
 	g.p("%s:", L("relu"))
-	for k := 10; k < 14; k++ {
-		g.p("\tVMAXPS %s, Y15, %s", y(k), y(k))
+	for _, r := range ys {
+		g.p("\tVMAXPS %s, Y15, %s", r, r)
 	}
 	g.p("%s:", L("store"))
-	g.p("\tVMOVUPS Y10, (DX)")
-	g.p("\tVMOVUPS Y11, (DX)(R14*1)")
-	g.p("\tVMOVUPS Y12, (DX)(R14*2)")
+	g.p("\tVMOVUPS %s, (DX)", ys[0])
+	g.p("\tVMOVUPS %s, (DX)(R14*1)", ys[1])
+	g.p("\tVMOVUPS %s, (DX)(R14*2)", ys[2])
 	g.p("\tLEAQ (DX)(R14*2), CX")
-	g.p("\tVMOVUPS Y13, (CX)(R14*1)")
+	g.p("\tVMOVUPS %s, (CX)(R14*1)", ys[3])
 	g.p("\tADDQ $32, BX")
 	g.p("\tADDQ $32, DX")
 	g.p("\tSUBQ $8, AX")
