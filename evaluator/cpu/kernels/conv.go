@@ -301,7 +301,7 @@ func ConvPackedWorkspace(s ConvShape, b, threads int) int { return convWorkspace
 // (a smaller one included) and the packing, and each of these grows with b.
 func convWorkspace(s ConvShape, b, threads int, prepacked bool) int {
 	s.check()
-	return memoWorkspace(wsKey{s: s, b: b, threads: threads, prepacked: prepacked}, convWorkspaceOf)
+	return memoWorkspace(wsKey{s: s, b: b, threads: threads, prepacked: prepacked, wgAlways: wgAlways}, convWorkspaceOf)
 }
 
 func convWorkspaceOf(k wsKey) int {

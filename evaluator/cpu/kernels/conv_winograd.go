@@ -1,7 +1,7 @@
 package kernels
 
 // The Winograd variant of the convolution, for 3×3 and 5×5 filters of
-// stride 1 over enough channels: F(2×2, K×K) computes each 2×2 block of
+// stride 1 where it pays (wgRatio): F(2×2, K×K) computes each 2×2 block of
 // output pixels (a tile) from the (K+1)×(K+1) input pixels under it with
 // n² = (K+1)² multiplications per input and output channel instead of
 // 4·K²: 16 instead of 36 for 3×3 (2.25× fewer), 36 instead of 100 for 5×5
@@ -32,20 +32,51 @@ package kernels
 // variant is chosen by the shape alone (wgEligible), never by the batch, the
 // thread count or the path: the results of a genome stay one set of bits.
 
-// wgMinC and wgMinOC are the fewest input and output channels a layer
-// needs for the Winograd variant: below them the transforms cost more than
-// the products save (the input transform is amortised over the output
-// channels, the output transform over the input channels).
-const (
-	wgMinC  = 8
-	wgMinOC = 8
-)
-
-// wgEligible reports whether shape s can take the Winograd variant.
-// A pure function of the shape: never of the batch, threads or path.
-func wgEligible(s ConvShape) bool {
-	return !(s.Stride != 1 || (s.K != 3 && s.K != 5) || s.OH < 2 || s.OW < 2 || s.C < wgMinC || s.OC < wgMinOC)
+// wgFit holds the coefficients of wgRatio for 3×3 and 5×5 filters: a, b,
+// c, d in (a + b/OC + c/C + d/(OH·OW)) / (u·taps/K²). a is the share of the
+// direct sum's multiplications the products keep (in theory 16/36 and
+// 36/100), b/OC the input transform (shared by the output channels), c/C
+// the output transform (shared by the input channels), d/(OH·OW) what is
+// paid per image; u is the share of the tiles' 2×2 outputs inside the map
+// (odd sizes waste a row and a column), taps/K² the share of the filter the
+// direct sum computes (usedTaps leaves out the taps that read only
+// padding). They are a least-squares fit, weighted by time, of the two
+// variants' measured times (AVX-512, one thread, 32 images) over every
+// 3×3 and 5×5 stride-1 layer of three seeds of the bench's small and wide
+// populations: BenchmarkWinogradShapes writes them, bench/wgfit.py fits
+// them (bench/NOTES.md, stop 24).
+var wgFit = [2][4]float64{
+	{0.481, 5.573, 1.081, 1.014}, // 3×3
+	{0.362, 5.327, 1.343, 0.468}, // 5×5
 }
+
+// wgRatio predicts the Winograd variant's time over the direct or packed
+// sum's for shape s (stride 1, K 3 or 5).
+func wgRatio(s ConvShape) float64 {
+	f := wgFit[s.K/2-1]
+	tiles := ceilDiv(s.OH, 2) * ceilDiv(s.OW, 2)
+	u := float64(s.OH*s.OW) / float64(4*tiles)
+	taps := float64(tapCount(s, usedTaps(s))) / float64(s.K*s.K)
+	cost := f[0] + f[1]/float64(s.OC) + f[2]/float64(s.C) + f[3]/float64(s.OH*s.OW)
+	return cost / (u * taps)
+}
+
+// wgEligible reports whether shape s takes the Winograd variant: a 3×3 or
+// 5×5 stride-1 filter over a map of at least 2×2 outputs, where wgRatio
+// predicts it faster (or wherever it can, under the test knob wgAlways).
+// A pure function of the shape: never of the batch, threads or path (the
+// fit is AVX-512's; other paths follow its choice so that a genome's
+// results are the same bits on every processor).
+func wgEligible(s ConvShape) bool {
+	if s.Stride != 1 || (s.K != 3 && s.K != 5) || s.OH < 2 || s.OW < 2 || s.C < 1 || s.OC < 1 {
+		return false
+	}
+	return wgAlways || wgRatio(s) < 1
+}
+
+// wgAlways makes every shape the variant can compute take it, whatever
+// wgRatio predicts: tests run their shapes through it (SetConvMode).
+var wgAlways = false
 
 // wgPackedLen is the float32s of the Winograd variant's packed weights:
 // n² matrices of OC×C.

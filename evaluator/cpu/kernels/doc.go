@@ -31,17 +31,21 @@
 //     tiles spanning a group of images. Best on small maps (7×7 and below)
 //     and 1×1 filters, where the direct tiles would waste lanes.
 //
-// and, for 3×3 and 5×5 filters of stride 1 over at least 8 input and 8
-// output channels, always:
+// and, for 3×3 and 5×5 filters of stride 1 where a cost model of the
+// shape predicts it faster:
 //
 //   - Winograd F(2×2, K×K): each 2×2 block of outputs from its (K+1)²
 //     input pixels, transformed, multiplied position by position with the
 //     transformed weights (the same micro-kernels, C deep) and transformed
-//     back: 2.25× (3×3) and 2.78× (5×5) fewer multiplications. Its sums
-//     are not the direct ones bit for bit (a few units in the last place
-//     more error, see conv_winograd.go), so it is chosen by the shape
-//     alone: a layer's results never depend on the batch, the threads or
-//     the path.
+//     back: 2.25× (3×3) and 2.78× (5×5) fewer multiplications, for an
+//     input transform shared by the output channels and an output
+//     transform shared by the input channels. The model (wgRatio) weighs
+//     these with coefficients fitted to measured times (bench/wgfit.py):
+//     wide layers take it, few channels, small maps and one-channel inputs
+//     do not. Its sums are not the direct ones bit for bit (a few units in
+//     the last place more error, see conv_winograd.go), so it is chosen by
+//     the shape alone: a layer's results never depend on the batch, the
+//     threads or the path.
 //
 // With stride 1 and no padding both read the batch's images where they lie
 // when an image is at most 48 KiB (the last image, with no slack after it,

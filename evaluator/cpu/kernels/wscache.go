@@ -15,6 +15,7 @@ type wsKey struct {
 	s                ConvShape // a dense layer's in and out are C and OC
 	b, threads       int
 	dense, prepacked bool
+	wgAlways         bool // the test knob in force (wgEligible)
 }
 
 var wsMemo struct {
