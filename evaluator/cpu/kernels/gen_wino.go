@@ -142,30 +142,10 @@ func (g *wg) genIn(n int) {
 	L := func(s string) string { return fmt.Sprintf("wgin%d_%s", n, s) }
 	g.p("// func %s(t *wgArgs)", name)
 	g.p("TEXT ·%s(SB), NOSPLIT, $0-8", name)
-	g.p("\tMOVQ t+0(FP), DI")
-	g.p("\tMOVQ WG_ROWS(DI), CX")
-	g.p("\tTESTQ CX, CX")
-	g.p("\tJLE %s", L("done"))
-	g.p("\tMOVQ WG_CNT(DI), AX")
-	g.p("\tTESTQ AX, AX")
-	g.p("\tJLE %s", L("done"))
-	g.p("\tMOVQ WG_SRC(DI), R8")
-	g.p("\tMOVQ WG_SOFF(DI), AX")
-	g.p("\tLEAQ (R8)(AX*4), R8")
-	g.p("\tMOVQ WG_DST(DI), R9")
-	g.p("\tMOVQ WG_DOFF(DI), AX")
-	g.p("\tLEAQ (R9)(AX*4), R9")
-	for _, f := range [][2]string{{"PLANE", "R10"}, {"WQ", "R11"}, {"SROW", "R12"}, {"DROW", "R13"}, {"DXI", "R14"}} {
-		g.p("\tMOVQ WG_%s(DI), %s", f[0], f[1])
-		g.p("\tSHLQ $2, %s", f[1])
-	}
+	g.prologue(L("done"), inStrides)
 	g.p("\tVBROADCASTSS ·wgFour(SB), %s", z(rFour))
 	g.p("%s:", L("chan"))
-	g.p("\tMOVQ R8, BX")
-	g.p("\tMOVQ R9, DX")
-	g.p("\tMOVQ t+0(FP), AX")
-	g.p("\tMOVQ WG_CNT(AX), AX")
-	g.p("%s:", L("vec"))
+	g.vecStart(L("vec"))
 	groups := [][]int{{0, 1, 2, 3}}
 	if n == 6 {
 		groups = [][]int{{0, 3, 4}, {1, 2, 5}}
@@ -190,31 +170,11 @@ func (g *wg) genIn(n int) {
 		}
 		held := func(k, j int) string { return z(14 + k*n + j) }
 		for j := range n {
-			if j&1 == 0 {
-				g.p("\tMOVQ BX, SI")
-			} else {
-				g.p("\tLEAQ (BX)(R10*1), SI")
-			}
-			g.p("\tLEAQ (SI)(R10*2), DI")
 			x := make([]string, n)
 			for i := range n {
 				x[i] = z(i)
-				if !need[i] {
-					continue
-				}
-				ptr := "SI"
-				if i&1 == 1 {
-					ptr = "DI"
-				}
-				idx := ""
-				switch i >> 1 {
-				case 1:
-					idx = "(R11*1)"
-				case 2:
-					idx = "(R11*2)"
-				}
-				g.p("\tVMOVUPS %d(%s)%s, %s", (j>>1)*4, ptr, idx, x[i])
 			}
+			g.loadCol(j, x, need)
 			out := make([]string, n)
 			for i := range n {
 				if want[i] {
@@ -233,39 +193,10 @@ func (g *wg) genIn(n int) {
 				all[j] = true
 			}
 			g.in1D(n, x, out, all, []string{z(6), z(7), z(8), z(9)})
-			// Stores at (i·n + j)·dXi: SI walks by dXi, three at a time.
-			g.p("\tMOVQ $%d, SI", i*n)
-			g.p("\tIMULQ R14, SI")
-			g.p("\tADDQ DX, SI")
-			base := 0
-			for j := range n {
-				if j-base == 3 {
-					g.p("\tLEAQ (SI)(R14*2), SI")
-					g.p("\tADDQ R14, SI")
-					base = j
-				}
-				switch j - base {
-				case 0:
-					g.p("\tVMOVUPS %s, (SI)", out[j])
-				case 1:
-					g.p("\tVMOVUPS %s, (SI)(R14*1)", out[j])
-				case 2:
-					g.p("\tVMOVUPS %s, (SI)(R14*2)", out[j])
-				}
-			}
+			g.storeRow(i, out)
 		}
 	}
-	g.p("\tADDQ $64, BX")
-	g.p("\tADDQ $64, DX")
-	g.p("\tSUBQ $16, AX")
-	g.p("\tJGT %s", L("vec"))
-	g.p("\tADDQ R12, R8")
-	g.p("\tADDQ R13, R9")
-	g.p("\tDECQ CX")
-	g.p("\tJNE %s", L("chan"))
-	g.p("%s:", L("done"))
-	g.p("\tVZEROUPPER")
-	g.p("\tRET\n")
+	g.loopEnd(L, 64, 16, "CX", "chan")
 }
 
 // genOut emits wgOut<n>_512(t *wgArgs): for each row, vectors of 16 lanes
@@ -279,33 +210,7 @@ func (g *wg) genOut(n int) {
 	L := func(s string) string { return fmt.Sprintf("wgout%d_%s", n, s) }
 	g.p("// func %s(t *wgArgs)", name)
 	g.p("TEXT ·%s(SB), NOSPLIT, $16-8", name)
-	g.p("\tMOVQ t+0(FP), DI")
-	g.p("\tMOVQ WG_ROWS(DI), CX")
-	g.p("\tTESTQ CX, CX")
-	g.p("\tJLE %s", L("done"))
-	g.p("\tMOVQ CX, rows-16(SP)")
-	g.p("\tMOVQ WG_CNT(DI), AX")
-	g.p("\tTESTQ AX, AX")
-	g.p("\tJLE %s", L("done"))
-	g.p("\tMOVQ WG_SRC(DI), R8")
-	g.p("\tMOVQ WG_SOFF(DI), AX")
-	g.p("\tLEAQ (R8)(AX*4), R8")
-	g.p("\tMOVQ WG_DST(DI), R9")
-	g.p("\tMOVQ WG_DOFF(DI), AX")
-	g.p("\tLEAQ (R9)(AX*4), R9")
-	g.p("\tMOVQ WG_BIAS(DI), CX")
-	g.p("\tMOVQ WG_BOFF(DI), AX")
-	g.p("\tLEAQ (CX)(AX*4), CX")
-	g.p("\tMOVQ CX, bp-8(SP)")
-	for _, f := range [][2]string{{"SXI", "R11"}, {"SROW", "R12"}, {"DROW", "R13"}, {"DXI", "R14"}} {
-		g.p("\tMOVQ WG_%s(DI), %s", f[0], f[1])
-		g.p("\tSHLQ $2, %s", f[1])
-	}
-	// SI: n·sXi (a row of ξ), DI: three rows, R10: five.
-	g.p("\tMOVQ $%d, SI", n)
-	g.p("\tIMULQ R11, SI")
-	g.p("\tLEAQ (SI)(SI*2), DI")
-	g.p("\tLEAQ (SI)(SI*4), R10")
+	g.outPrologue(n, L("done"))
 	g.p("\tVPXORD Z15, Z15, Z15")
 	g.p("\tVBROADCASTSS ·leakySlope(SB), Z16")
 	g.p("%s:", L("row"))
@@ -313,11 +218,7 @@ func (g *wg) genOut(n int) {
 	g.p("\tVBROADCASTSS (CX), Z14")
 	g.p("\tADDQ $4, CX")
 	g.p("\tMOVQ CX, bp-8(SP)")
-	g.p("\tMOVQ R8, BX")
-	g.p("\tMOVQ R9, DX")
-	g.p("\tMOVQ t+0(FP), AX")
-	g.p("\tMOVQ WG_CNT(AX), AX")
-	g.p("%s:", L("vec"))
+	g.vecStart(L("vec"))
 	zr := func(a, j int) string { return z(18 + a*6 + j) }
 	g.p("\tMOVQ BX, CX")
 	for j := range n {
@@ -328,8 +229,7 @@ func (g *wg) genOut(n int) {
 		for i := range n {
 			m[i] = z(i)
 			// ξ = i·n + j: CX = column j.
-			idx := [...]string{"", "(SI*1)", "(SI*2)", "(DI*1)", "(SI*4)", "(R10*1)"}[i]
-			g.p("\tVMOVUPS (CX)%s, %s", idx, m[i])
+			g.p("\tVMOVUPS (CX)%s, %s", outCol(i), m[i])
 		}
 		g.out1D(n, m, zr(0, j), zr(1, j), []string{z(6), z(7), z(8), z(9)})
 	}
@@ -360,22 +260,8 @@ func (g *wg) genOut(n int) {
 		g.p("\tVMAXPS %s, Z15, %s", z(k), z(k))
 	}
 	g.p("%s:", L("store"))
-	g.p("\tVMOVUPS Z0, (DX)")
-	g.p("\tVMOVUPS Z1, (DX)(R14*1)")
-	g.p("\tVMOVUPS Z2, (DX)(R14*2)")
-	g.p("\tLEAQ (DX)(R14*2), CX")
-	g.p("\tVMOVUPS Z3, (CX)(R14*1)")
-	g.p("\tADDQ $64, BX")
-	g.p("\tADDQ $64, DX")
-	g.p("\tSUBQ $16, AX")
-	g.p("\tJGT %s", L("vec"))
-	g.p("\tADDQ R12, R8")
-	g.p("\tADDQ R13, R9")
-	g.p("\tDECQ rows-16(SP)")
-	g.p("\tJNE %s", L("row"))
-	g.p("%s:", L("done"))
-	g.p("\tVZEROUPPER")
-	g.p("\tRET\n")
+	g.storeOut([]string{z(0), z(1), z(2), z(3)})
+	g.loopEnd(L, 64, 16, "rows-16(SP)", "row")
 }
 
 // genStore emits wgStore512(t *wgArgs) (avx2 false) or wgStore256: for
@@ -559,10 +445,13 @@ func (g *wg) interleave256() {
 
 func y(i int) string { return fmt.Sprintf("Y%d", i) }
 
-// prologue256 loads the pointers and strides of the AVX2 transforms as
-// genIn's and genOut's: R8 src + sOff, R9 dst + dOff, and the byte strides
-// of strides (field, register).
-func (g *wg) prologue256(done string, strides [][2]string) {
+// inStrides are the byte strides the input transforms keep in registers.
+var inStrides = [][2]string{{"PLANE", "R10"}, {"WQ", "R11"}, {"SROW", "R12"}, {"DROW", "R13"}, {"DXI", "R14"}}
+
+// prologue loads the pointers and strides of the transforms: R8 src +
+// sOff, R9 dst + dOff, and the byte strides of strides (field, register);
+// it jumps to done where there are no rows or lanes.
+func (g *wg) prologue(done string, strides [][2]string) {
 	g.p("\tMOVQ t+0(FP), DI")
 	g.p("\tMOVQ WG_ROWS(DI), CX")
 	g.p("\tTESTQ CX, CX")
@@ -580,6 +469,104 @@ func (g *wg) prologue256(done string, strides [][2]string) {
 		g.p("\tMOVQ WG_%s(DI), %s", f[0], f[1])
 		g.p("\tSHLQ $2, %s", f[1])
 	}
+}
+
+// outPrologue is the output transforms' prologue: the rows and the bias
+// pointer in the frame (rows-16, bp-8), the strides, and SI = n·sXi (a
+// row of ξ), DI three rows, R10 five.
+func (g *wg) outPrologue(n int, done string) {
+	g.p("\tMOVQ t+0(FP), DI")
+	g.p("\tMOVQ WG_ROWS(DI), CX")
+	g.p("\tMOVQ CX, rows-16(SP)")
+	g.prologue(done, [][2]string{{"SXI", "R11"}, {"SROW", "R12"}, {"DROW", "R13"}, {"DXI", "R14"}})
+	g.p("\tMOVQ WG_BIAS(DI), CX")
+	g.p("\tMOVQ WG_BOFF(DI), AX")
+	g.p("\tLEAQ (CX)(AX*4), CX")
+	g.p("\tMOVQ CX, bp-8(SP)")
+	g.p("\tMOVQ $%d, SI", n)
+	g.p("\tIMULQ R11, SI")
+	g.p("\tLEAQ (SI)(SI*2), DI")
+	g.p("\tLEAQ (SI)(SI*4), R10")
+}
+
+// vecStart starts a pass over the lanes: BX and DX at the row's source and
+// destination, AX the lanes left.
+func (g *wg) vecStart(vec string) {
+	g.p("\tMOVQ R8, BX")
+	g.p("\tMOVQ R9, DX")
+	g.p("\tMOVQ t+0(FP), AX")
+	g.p("\tMOVQ WG_CNT(AX), AX")
+	g.p("%s:", vec)
+}
+
+// loopEnd closes the lane loop (vectors of vb bytes, lanes lanes) and the
+// outer loop over rows (counter cnt, label outer), then returns.
+func (g *wg) loopEnd(L func(string) string, vb, lanes int, cnt, outer string) {
+	g.p("\tADDQ $%d, BX", vb)
+	g.p("\tADDQ $%d, DX", vb)
+	g.p("\tSUBQ $%d, AX", lanes)
+	g.p("\tJGT %s", L("vec"))
+	g.p("\tADDQ R12, R8")
+	g.p("\tADDQ R13, R9")
+	g.p("\tDECQ %s", cnt)
+	g.p("\tJNE %s", L(outer))
+	g.p("%s:", L("done"))
+	g.p("\tVZEROUPPER")
+	g.p("\tRET\n")
+}
+
+// loadCol loads column j of an input patch from the phase planes (BX the
+// tile's first, R10 the plane, R11 the row stride) into x[i] where need[i].
+func (g *wg) loadCol(j int, x []string, need []bool) {
+	if j&1 == 0 {
+		g.p("\tMOVQ BX, SI")
+	} else {
+		g.p("\tLEAQ (BX)(R10*1), SI")
+	}
+	g.p("\tLEAQ (SI)(R10*2), DI")
+	for i := range x {
+		if !need[i] {
+			continue
+		}
+		ptr := "SI"
+		if i&1 == 1 {
+			ptr = "DI"
+		}
+		idx := [...]string{"", "(R11*1)", "(R11*2)"}[i>>1]
+		g.p("\tVMOVUPS %d(%s)%s, %s", (j>>1)*4, ptr, idx, x[i])
+	}
+}
+
+// storeRow stores out[j] at (i·n + j)·dXi from DX: SI walks by dXi (R14),
+// three at a time.
+func (g *wg) storeRow(i int, out []string) {
+	n := len(out)
+	g.p("\tMOVQ $%d, SI", i*n)
+	g.p("\tIMULQ R14, SI")
+	g.p("\tADDQ DX, SI")
+	for j := range n {
+		if j == 3 {
+			g.p("\tLEAQ (SI)(R14*2), SI")
+			g.p("\tADDQ R14, SI")
+		}
+		idx := [...]string{"", "(R14*1)", "(R14*2)"}[j%3]
+		g.p("\tVMOVUPS %s, (SI)%s", out[j], idx)
+	}
+}
+
+// storeOut stores the four outputs y[a][b] of a tile's lanes at DX + (2a +
+// b)·dXi.
+func (g *wg) storeOut(ys []string) {
+	g.p("\tVMOVUPS %s, (DX)", ys[0])
+	g.p("\tVMOVUPS %s, (DX)(R14*1)", ys[1])
+	g.p("\tVMOVUPS %s, (DX)(R14*2)", ys[2])
+	g.p("\tLEAQ (DX)(R14*2), CX")
+	g.p("\tVMOVUPS %s, (CX)(R14*1)", ys[3])
+}
+
+// outCol is the address suffix of ξ = i·n + j from CX (column j).
+func outCol(i int) string {
+	return [...]string{"", "(SI*1)", "(SI*2)", "(DI*1)", "(SI*4)", "(R10*1)"}[i]
 }
 
 // genIn256 emits wgIn<n>_256(t *wgArgs), the AVX2 twin of genIn's kernel:
@@ -601,13 +588,9 @@ func (g *wg) genIn256(n int) {
 	} else {
 		g.p("TEXT ·%s(SB), NOSPLIT, $0-8", name)
 	}
-	g.prologue256(L("done"), [][2]string{{"PLANE", "R10"}, {"WQ", "R11"}, {"SROW", "R12"}, {"DROW", "R13"}, {"DXI", "R14"}})
+	g.prologue(L("done"), inStrides)
 	g.p("%s:", L("chan"))
-	g.p("\tMOVQ R8, BX")
-	g.p("\tMOVQ R9, DX")
-	g.p("\tMOVQ t+0(FP), AX")
-	g.p("\tMOVQ WG_CNT(AX), AX")
-	g.p("%s:", L("vec"))
+	g.vecStart(L("vec"))
 	all := make([]bool, n)
 	x := make([]string, n)
 	out := make([]string, n)
@@ -640,29 +623,7 @@ func (g *wg) genIn256(n int) {
 			need[i] = frame || (grp[0] == 0 && i < 3) || (grp[0] == 2 && i > 0)
 		}
 		for j := range n {
-			if j&1 == 0 {
-				g.p("\tMOVQ BX, SI")
-			} else {
-				g.p("\tLEAQ (BX)(R10*1), SI")
-			}
-			g.p("\tLEAQ (SI)(R10*2), DI")
-			for i := range n {
-				if !need[i] {
-					continue
-				}
-				ptr := "SI"
-				if i&1 == 1 {
-					ptr = "DI"
-				}
-				idx := ""
-				switch i >> 1 {
-				case 1:
-					idx = "(R11*1)"
-				case 2:
-					idx = "(R11*2)"
-				}
-				g.p("\tVMOVUPS %d(%s)%s, %s", (j>>1)*4, ptr, idx, x[i])
-			}
+			g.loadCol(j, x, need)
 			if frame {
 				g.in1D(n, x, out, want, tmp)
 				for _, i := range grp {
@@ -685,37 +646,10 @@ func (g *wg) genIn256(n int) {
 				}
 			}
 			g.in1D(n, row, out, all, tmp)
-			// Stores at (i·n + j)·dXi: SI walks by dXi, three at a time.
-			g.p("\tMOVQ $%d, SI", i*n)
-			g.p("\tIMULQ R14, SI")
-			g.p("\tADDQ DX, SI")
-			for j := range n {
-				if j == 3 {
-					g.p("\tLEAQ (SI)(R14*2), SI")
-					g.p("\tADDQ R14, SI")
-				}
-				switch j % 3 {
-				case 0:
-					g.p("\tVMOVUPS %s, (SI)", out[j])
-				case 1:
-					g.p("\tVMOVUPS %s, (SI)(R14*1)", out[j])
-				case 2:
-					g.p("\tVMOVUPS %s, (SI)(R14*2)", out[j])
-				}
-			}
+			g.storeRow(i, out)
 		}
 	}
-	g.p("\tADDQ $32, BX")
-	g.p("\tADDQ $32, DX")
-	g.p("\tSUBQ $8, AX")
-	g.p("\tJGT %s", L("vec"))
-	g.p("\tADDQ R12, R8")
-	g.p("\tADDQ R13, R9")
-	g.p("\tDECQ CX")
-	g.p("\tJNE %s", L("chan"))
-	g.p("%s:", L("done"))
-	g.p("\tVZEROUPPER")
-	g.p("\tRET\n")
+	g.loopEnd(L, 32, 8, "CX", "chan")
 }
 
 // genOut256 emits wgOut<n>_256(t *wgArgs), the AVX2 twin of genOut's
@@ -737,30 +671,14 @@ func (g *wg) genOut256(n int) {
 	} else {
 		g.p("TEXT ·%s(SB), NOSPLIT, $16-8", name)
 	}
-	g.p("\tMOVQ t+0(FP), DI")
-	g.p("\tMOVQ WG_ROWS(DI), CX")
-	g.p("\tMOVQ CX, rows-16(SP)")
-	g.prologue256(L("done"), [][2]string{{"SXI", "R11"}, {"SROW", "R12"}, {"DROW", "R13"}, {"DXI", "R14"}})
-	g.p("\tMOVQ WG_BIAS(DI), CX")
-	g.p("\tMOVQ WG_BOFF(DI), AX")
-	g.p("\tLEAQ (CX)(AX*4), CX")
-	g.p("\tMOVQ CX, bp-8(SP)")
-	// SI: n·sXi (a row of ξ), DI: three rows, R10: five.
-	g.p("\tMOVQ $%d, SI", n)
-	g.p("\tIMULQ R11, SI")
-	g.p("\tLEAQ (SI)(SI*2), DI")
-	g.p("\tLEAQ (SI)(SI*4), R10")
+	g.outPrologue(n, L("done"))
 	g.p("\tVPXOR Y15, Y15, Y15")
 	g.p("%s:", L("row"))
 	g.p("\tMOVQ bp-8(SP), CX")
 	g.p("\tVBROADCASTSS (CX), Y14")
 	g.p("\tADDQ $4, CX")
 	g.p("\tMOVQ CX, bp-8(SP)")
-	g.p("\tMOVQ R8, BX")
-	g.p("\tMOVQ R9, DX")
-	g.p("\tMOVQ t+0(FP), AX")
-	g.p("\tMOVQ WG_CNT(AX), AX")
-	g.p("%s:", L("vec"))
+	g.vecStart(L("vec"))
 	tmp := []string{y(6), y(7), y(8), y(9)}
 	m := make([]string, n)
 	for i := range n {
@@ -774,8 +692,7 @@ func (g *wg) genOut256(n int) {
 		}
 		for i := range n {
 			// ξ = i·n + j: CX = column j.
-			idx := [...]string{"", "(SI*1)", "(SI*2)", "(DI*1)", "(SI*4)", "(R10*1)"}[i]
-			g.p("\tVMOVUPS (CX)%s, %s", idx, m[i])
+			g.p("\tVMOVUPS (CX)%s, %s", outCol(i), m[i])
 		}
 		if !frame {
 			g.out1D(n, m, zr[0][j], zr[1][j], tmp)
@@ -820,22 +737,8 @@ func (g *wg) genOut256(n int) {
 		g.p("\tVMAXPS %s, Y15, %s", r, r)
 	}
 	g.p("%s:", L("store"))
-	g.p("\tVMOVUPS %s, (DX)", ys[0])
-	g.p("\tVMOVUPS %s, (DX)(R14*1)", ys[1])
-	g.p("\tVMOVUPS %s, (DX)(R14*2)", ys[2])
-	g.p("\tLEAQ (DX)(R14*2), CX")
-	g.p("\tVMOVUPS %s, (CX)(R14*1)", ys[3])
-	g.p("\tADDQ $32, BX")
-	g.p("\tADDQ $32, DX")
-	g.p("\tSUBQ $8, AX")
-	g.p("\tJGT %s", L("vec"))
-	g.p("\tADDQ R12, R8")
-	g.p("\tADDQ R13, R9")
-	g.p("\tDECQ rows-16(SP)")
-	g.p("\tJNE %s", L("row"))
-	g.p("%s:", L("done"))
-	g.p("\tVZEROUPPER")
-	g.p("\tRET\n")
+	g.storeOut(ys)
+	g.loopEnd(L, 32, 8, "rows-16(SP)", "row")
 }
 
 func genWino() {

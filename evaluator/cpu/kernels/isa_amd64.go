@@ -480,10 +480,13 @@ func wgLanes(p Path, cnt int) int {
 	return (cnt + l - 1) &^ (l - 1)
 }
 
+// wgAsm reports whether path p has assembly for the transforms.
+func wgAsm(p Path) bool { return p == AVX512 || p == AVX2 }
+
 // wgIn is the input transform of one run (wgInGo). The assembly reads and
 // writes whole vectors past cnt lanes; the slices are checked here for them.
 func wgIn(p Path, n int, t *wgArgs) {
-	if (p != AVX512 && p != AVX2) || (n != 4 && n != 6) || t.rows <= 0 || t.cnt <= 0 {
+	if !wgAsm(p) || (n != 4 && n != 6) || t.rows <= 0 || t.cnt <= 0 {
 		wgInGo(n, t)
 		return
 	}
@@ -506,7 +509,7 @@ func wgIn(p Path, n int, t *wgArgs) {
 // wgOut is the output transform of a panel (wgOutGo), whole vectors past
 // cnt lanes read and written as wgIn's.
 func wgOut(p Path, n int, t *wgArgs) {
-	if (p != AVX512 && p != AVX2) || (n != 4 && n != 6) || t.rows <= 0 || t.cnt <= 0 {
+	if !wgAsm(p) || (n != 4 && n != 6) || t.rows <= 0 || t.cnt <= 0 {
 		wgOutGo(n, t)
 		return
 	}
@@ -529,7 +532,7 @@ func wgOut(p Path, n int, t *wgArgs) {
 // wgStore stores a block's outputs (wgStoreGo); the assembly masks its
 // loads and stores to each run's outputs, which are checked here.
 func wgStore(p Path, t *wgArgs) {
-	if (p != AVX512 && p != AVX2) || t.rows <= 0 || len(t.runs) == 0 {
+	if !wgAsm(p) || t.rows <= 0 || len(t.runs) == 0 {
 		wgStoreGo(t)
 		return
 	}

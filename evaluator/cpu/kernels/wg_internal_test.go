@@ -233,6 +233,14 @@ func TestWgStore(t *testing.T) {
 	}
 }
 
+// clearPast zeroes the lanes past cnt of every row of dRow floats in dst:
+// the kernels leave junk there.
+func clearPast(dst []float32, cnt, dRow int) {
+	for r := 0; r+dRow <= len(dst); r += dRow {
+		clear(dst[r+cnt : r+dRow])
+	}
+}
+
 // TestWgPathsAgree holds the SIMD paths' transforms to each other bit for
 // bit, NaN payloads included (the same instruction sequences at 8 and 16
 // lanes), where a machine has more than one.
@@ -267,11 +275,7 @@ func TestWgPathsAgree(t *testing.T) {
 			for _, p := range ps {
 				in.dst = make([]float32, n*n*rows*dRow)
 				wgIn(p, n, &in)
-				for xi := range n * n { // lanes past cnt are junk
-					for c := range rows {
-						clear(in.dst[xi*rows*dRow+c*dRow+cnt : xi*rows*dRow+(c+1)*dRow])
-					}
-				}
+				clearPast(in.dst, cnt, dRow)
 				if first == nil {
 					first = in.dst
 				} else {
@@ -286,11 +290,7 @@ func TestWgPathsAgree(t *testing.T) {
 				for _, p := range ps {
 					out.dst = make([]float32, 4*rows*dRow)
 					wgOut(p, n, &out)
-					for k := range 4 {
-						for c := range rows {
-							clear(out.dst[k*rows*dRow+c*dRow+cnt : k*rows*dRow+(c+1)*dRow])
-						}
-					}
+					clearPast(out.dst, cnt, dRow)
 					if first == nil {
 						first = out.dst
 					} else {
