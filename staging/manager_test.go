@@ -81,6 +81,14 @@ func (l *loader) load(idx int) (staging.Resident, error) {
 	return &resident{l: l, idx: idx, b: b}, nil
 }
 
+// counts returns how many times genome idx was loaded and unloaded; loads
+// of a prefetched chunk may still be running.
+func (l *loader) counts(idx int) (loads, unloads int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.loads[idx], l.unloads[idx]
+}
+
 func (l *loader) isLive(idx int) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -205,8 +213,8 @@ func TestManagerLoadsEachGenomeOnce(t *testing.T) {
 					t.Errorf("%d chunks yielded, want 4", n)
 				}
 				for _, it := range items {
-					if l.loads[it.Index] != 1 || l.unloads[it.Index] != 1 {
-						t.Errorf("gen %d: genome #%d loaded %d and unloaded %d times, want once each", gen, it.Index, l.loads[it.Index], l.unloads[it.Index])
+					if n, u := l.counts(it.Index); n != 1 || u != 1 {
+						t.Errorf("gen %d: genome #%d loaded %d and unloaded %d times, want once each", gen, it.Index, n, u)
 					}
 				}
 				if st := dev.Stats(); st.Allocated != base.Allocated || st.Reserved != base.Reserved {
@@ -279,8 +287,8 @@ func TestPrefetchOverlaps(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, idx := range c1.Indexes {
-		if l.loads[idx] != 1 {
-			t.Errorf("genome #%d loaded %d times", idx, l.loads[idx])
+		if n, _ := l.counts(idx); n != 1 {
+			t.Errorf("genome #%d loaded %d times", idx, n)
 		}
 	}
 	for _, c := range chunks[1:] {
@@ -369,8 +377,8 @@ func TestResidentLoadsAtPrepare(t *testing.T) {
 		m.UnloadChunk(c)
 	}
 	for _, it := range items {
-		if l.loads[it.Index] != 1 || l.unloads[it.Index] != 1 {
-			t.Errorf("genome #%d loaded %d, unloaded %d times", it.Index, l.loads[it.Index], l.unloads[it.Index])
+		if n, u := l.counts(it.Index); n != 1 || u != 1 {
+			t.Errorf("genome #%d loaded %d, unloaded %d times", it.Index, n, u)
 		}
 	}
 	if st := dev.Stats(); st.Allocated != base.Allocated || st.Reserved != base.Reserved {
