@@ -30,15 +30,34 @@ var consts = []struct {
 	{"expLo", f(-87)}, {"log2e", f(1.44269504088896341)}, {"ln2Hi", f(0.693359375)}, {"ln2Lo", f(-2.12194440e-4)},
 	{"expC0", f(1.9875691500e-4)}, {"expC1", f(1.3981999507e-3)}, {"expC2", f(8.3334519073e-3)},
 	{"expC3", f(4.1665795894e-2)}, {"expC4", f(1.6666665459e-1)}, {"expC5", f(5.0000001201e-1)},
-	{"tanhT", f(0.625)}, {"tanhP0", f(-5.70498872745e-3)}, {"tanhP1", f(2.06390887954e-2)},
+	{"tanhT", f(0.625)}, {"sigT", f(1.25)}, {"tanhP0", f(-5.70498872745e-3)}, {"tanhP1", f(2.06390887954e-2)},
 	{"tanhP2", f(-5.37397155531e-2)}, {"tanhP3", f(1.33314422036e-1)}, {"tanhP4", f(-3.33332819422e-1)},
-	{"sqrt12", f(0.70710678118654752)},
-	{"erfE0", f(-1.26551223)}, {"erfE1", f(1.00002368)}, {"erfE2", f(0.37409196)}, {"erfE3", f(0.09678418)},
-	{"erfE4", f(-0.18628806)}, {"erfE5", f(0.27886807)}, {"erfE6", f(-1.13520398)}, {"erfE7", f(1.48851587)},
-	{"erfE8", f(-0.82215223)}, {"erfE9", f(0.17087277)},
+	// tanh(x) ≈ x·N(x²)/D(x²) and erf(x/√2) ≈ x·P(x²)/Q(x²): see act.go.
+	{"tanhC", f(tanhC)}, {"tanhNegC", f(-tanhC)},
+	{"tanhN0", f(tanhN[0])}, {"tanhN1", f(tanhN[1])}, {"tanhN2", f(tanhN[2])}, {"tanhN3", f(tanhN[3])},
+	{"tanhN4", f(tanhN[4])}, {"tanhN5", f(tanhN[5])}, {"tanhN6", f(tanhN[6])},
+	{"tanhD1", f(tanhD[0])}, {"tanhD2", f(tanhD[1])}, {"tanhD3", f(tanhD[2])},
+	{"geluC", f(geluC)}, {"geluNegC", f(-geluC)}, {"minusOne", f(-1)},
+	{"erfP0", f(erfP[0])}, {"erfP1", f(erfP[1])}, {"erfP2", f(erfP[2])}, {"erfP3", f(erfP[3])},
+	{"erfP4", f(erfP[4])}, {"erfP5", f(erfP[5])},
+	{"erfQ1", f(erfQ[0])}, {"erfQ2", f(erfQ[1])}, {"erfQ3", f(erfQ[2])}, {"erfQ4", f(erfQ[3])}, {"erfQ5", f(erfQ[4])},
 	{"slope", f(0.01)},
 	{"bfOne", 1}, {"bfBias", 0x7fff}, {"bfInf", 0x7f800000}, {"bfQuiet", 0x40},
 }
+
+// The rational approximations of tanh and erf (see act.go, which holds the
+// same values).
+const (
+	tanhC = 9.5
+	geluC = 6.0
+)
+
+var (
+	tanhN = []float64{0.99999998416133044, 0.1306568451839546, 0.0030834705020270355, 1.0939337631967857e-5, -1.9348366637102077e-8, 4.8537125262736748e-11, -7.397757038199901e-14}
+	tanhD = []float64{0.46399007541023855, 0.024413646845264383, 0.00025162761266952777}
+	erfP  = []float64{0.79788453946901812, 0.067136070483738808, 0.0093164116339541018, 0.00033134936838160184, 1.2614610735250856e-5, 4.5666452974740026e-8}
+	erfQ  = []float64{0.25080894862740611, 0.028478645325359421, 0.0018669224179006649, 7.2509630573196041e-5, 1.1965997363208636e-6}
+)
 
 func f(v float64) uint32 { return math.Float32bits(float32(v)) }
 
@@ -104,11 +123,12 @@ func (g *vg) loop2(name string, body func()) {
 	g.p("%s_end:", name)
 }
 
-// tanhPairs is loop2 for tanh on AVX-512 with a branch between the two
-// parts: a pair of vectors whose lanes are all |x| < 0.625 (a < tanhT,
-// register 1 against the threshold) runs small (store the polynomial)
-// instead of b.
-func (g *vg) tanhPairs(name string, a, b, small func()) {
+// smallPairs is loop2 on AVX-512 with a branch between the two parts of
+// tanh or sigmoid: a pair of vectors whose lanes are all below the
+// threshold (|x| in register 1 against register 14) runs small (store the
+// polynomial) instead of b, which computes the other formula and chooses
+// lane by lane. Every lane gets the value the choice would have given.
+func (g *vg) smallPairs(name string, a, b, small func()) {
 	both := func(f func()) {
 		x, y := g.capture(0, f), g.capture(1, f)
 		for i := range max(len(x), len(y)) {
@@ -124,7 +144,7 @@ func (g *vg) tanhPairs(name string, a, b, small func()) {
 	g.p("\tCMPQ CX, $2")
 	g.p("\tJLT %s_one", name)
 	both(a)
-	g.p("\tVCMPPS $1, Z14, Z1, K1") // Z14: tanhT
+	g.p("\tVCMPPS $1, Z14, Z1, K1") // Z14: the threshold
 	g.p("\tVCMPPS $1, Z14, Z17, K2")
 	g.p("\tKANDW K1, K2, K3")
 	g.p("\tKORTESTW K3, K3")
@@ -219,6 +239,22 @@ func (g *vg) expf(x, n, t, u int) {
 	g.p("\tVMULPS %s, %s, %s", g.R(n), g.R(t), g.R(x))
 }
 
+// clamp sets dst = min(max(src, K[lo]), K[hi]) with src returned where it
+// is NaN (the second source of VMINPS/VMAXPS is the one returned).
+func (g *vg) clamp(src, dst, lo, hi int) {
+	g.p("\tVMINPS %s, %s, %s", g.R(src), g.K(hi), g.R(dst))
+	g.p("\tVMAXPS %s, %s, %s", g.R(dst), g.K(lo), g.R(dst))
+}
+
+// horner sets dst = c_hi·z^(hi-lo) + … + c_lo by Horner's rule with fused
+// multiply-adds, the coefficients named name+index.
+func (g *vg) horner(name string, hi, lo, z, dst int) {
+	g.ld(fmt.Sprintf("%s%d", name, hi), dst)
+	for i := hi - 1; i >= lo; i-- {
+		g.op("VFMADD213PS", fmt.Sprintf("%s%d", name, i), z, dst)
+	}
+}
+
 // loop emits a loop over SI with CX vectors, body between load and store.
 func (g *vg) loop(name string, body func()) {
 	g.p("%s:", name)
@@ -270,11 +306,12 @@ func (g *vg) genAct() {
 		store(0)
 	})
 	fin()
-	// tanh in two parts: the polynomial of |x| < 0.625 (A), then e^-2|x|
-	// and the choice (B). Where every lane of both vectors of a pair is
-	// below 0.625 (common: a first layer's output over an image's blank
-	// background is its bias), the pair stores A and skips B, the costlier
-	// two thirds; the lanes get the values the choice would have given.
+	// tanh in two parts: for |x| < 0.625 an odd polynomial (Cephes tanhf;
+	// A), else x·N(x²)/D(x²) on x clamped to ±tanhC (B, NaN kept: the
+	// clamps return x when either operand is NaN), chosen lane by lane.
+	// Where every lane of both vectors of a pair is below 0.625 (common:
+	// a first layer's output over an image's blank background is its bias),
+	// the pair stores A and skips B.
 	tanhA := func() {
 		load(0)
 		g.p("\tVANDPS %s, %s, %s", R(9), R(0), R(1)) // a
@@ -288,62 +325,85 @@ func (g *vg) genAct() {
 		g.p("\tVADDPS %s, %s, %s", R(0), R(3), R(3)) // small-|x| result
 	}
 	tanhB := func() {
-		g.op("VMULPS", "minus2", 1, 4)
-		g.expf(4, 5, 6, 7)
-		g.p("\tVSUBPS %s, %s, %s", R(4), R(8), R(5))
-		g.p("\tVADDPS %s, %s, %s", R(4), R(8), R(6))
-		g.p("\tVDIVPS %s, %s, %s", R(6), R(5), R(5))
-		g.p("\tVANDNPS %s, %s, %s", R(0), R(9), R(6))
-		g.p("\tVORPS %s, %s, %s", R(6), R(5), R(5)) // large-|x| result
-		g.sel(1, 1, -14, 3, 5, 6)                   // |x| < 0.625: polynomial
-		store(5)
+		g.clamp(0, 4, 13, 12)
+		g.p("\tVMULPS %s, %s, %s", R(4), R(4), R(5))
+		g.horner("tanhN", 6, 0, 5, 6)
+		g.p("\tVMULPS %s, %s, %s", R(4), R(6), R(6))
+		g.horner("tanhD", 3, 1, 5, 7)
+		g.p("\tVFMADD213PS %s, %s, %s", R(8), R(5), R(7)) // D₀ = 1
+		g.p("\tVDIVPS %s, %s, %s", R(7), R(6), R(6))
+		g.sel(1, 1, -14, 3, 6, 7) // |x| < 0.625: the polynomial
+		store(6)
 	}
-	// Constants of one activation's loop stay in registers 14 and 15.
 	g.p("act%s_tanh:", s)
 	g.ld("tanhT", 14)
 	g.ld("tanhP0", 15)
+	g.ld("tanhC", 12)
+	g.ld("tanhNegC", 13)
 	if g.zmm() {
-		g.tanhPairs("act"+s+"_tanhl", tanhA, tanhB, func() { store(3) })
+		g.smallPairs("act"+s+"_tanhl", tanhA, tanhB, func() { store(3) })
 	} else {
 		g.loop("act"+s+"_tanhl", func() { tanhA(); tanhB() })
 	}
 	fin()
-	g.loop2("act"+s+"_sigmoid", func() {
+	// sigmoid in two parts: for |x| < 1.25, (1 + tanh(x/2))/2 with the
+	// polynomial of tanh (A; one rounding: the halving is exact), else
+	// from e^-|x| (B), chosen lane by lane, pairs below 1.25 as for tanh.
+	sigA := func() {
 		load(0)
-		g.p("\tVANDPS %s, %s, %s", R(9), R(0), R(1))
+		g.p("\tVANDPS %s, %s, %s", R(9), R(0), R(1)) // a
+		g.op("VMULPS", "half", 0, 2)                 // u = x/2
+		g.p("\tVMULPS %s, %s, %s", R(2), R(2), R(3)) // z
+		g.p("\tVMOVAPS %s, %s", g.K(15), R(4))
+		for _, c := range []string{"tanhP1", "tanhP2", "tanhP3", "tanhP4"} {
+			g.op("VFMADD213PS", c, 3, 4)
+		}
+		g.p("\tVMULPS %s, %s, %s", R(3), R(4), R(4))
+		g.p("\tVMULPS %s, %s, %s", R(2), R(4), R(4))
+		g.p("\tVADDPS %s, %s, %s", R(2), R(4), R(4)) // tanh(x/2)
+		g.p("\tVADDPS %s, %s, %s", R(8), R(4), R(3))
+		g.op("VMULPS", "half", 3, 3) // small-|x| result
+	}
+	sigB := func() {
 		g.p("\tVSUBPS %s, %s, %s", R(1), R(10), R(4))
 		g.expf(4, 5, 6, 7)
 		g.p("\tVADDPS %s, %s, %s", R(4), R(8), R(5))
 		g.p("\tVDIVPS %s, %s, %s", R(5), R(8), R(5)) // s = 1/(1+e)
 		g.p("\tVMULPS %s, %s, %s", R(4), R(5), R(6)) // e·s
 		g.sel(13, 0, 10, 5, 6, 7)                    // x ≥ 0: s
+		g.sel(1, 1, -14, 3, 6, 7)                    // |x| < 1.25: A
 		store(6)
-	})
+	}
+	g.p("act%s_sigmoid:", s)
+	g.ld("sigT", 14)
+	g.ld("tanhP0", 15)
+	if g.zmm() {
+		g.smallPairs("act"+s+"_sigmoidl", sigA, sigB, func() { store(3) })
+	} else {
+		g.loop("act"+s+"_sigmoidl", func() { sigA(); sigB() })
+	}
 	fin()
+	// GELU: h + h·E with h = x/2 and E = erf(x/√2) = x·P(x²)/Q(x²) on x
+	// clamped to ±geluC, then E clamped to ±1: beyond the clamp E is ±1
+	// exactly, so GELU(x) is x or +0 there.
 	g.p("act%s_gelu:", s)
-	g.ld("erfE9", 14)
-	g.ld("two", 15)
+	g.ld("geluC", 14)
+	g.ld("geluNegC", 15)
+	g.ld("minusOne", 12)
 	g.loop2("act"+s+"_gelul", func() {
 		load(0)
-		g.op("VMULPS", "sqrt12", 0, 1) // u
-		g.p("\tVANDPS %s, %s, %s", R(9), R(1), R(2))
-		g.op("VMULPS", "half", 2, 3)
-		g.p("\tVADDPS %s, %s, %s", R(8), R(3), R(3))
-		g.p("\tVDIVPS %s, %s, %s", R(3), R(8), R(3)) // t
-		g.p("\tVMOVAPS %s, %s", g.K(14), R(4))
-		for i := 8; i >= 0; i-- {
-			g.op("VFMADD213PS", fmt.Sprintf("erfE%d", i), 3, 4)
-		}
-		g.p("\tVMULPS %s, %s, %s", R(2), R(2), R(5))
-		g.p("\tVSUBPS %s, %s, %s", R(5), R(4), R(4))
-		g.expf(4, 5, 6, 7)
-		g.p("\tVMULPS %s, %s, %s", R(4), R(3), R(4)) // erfc(|u|)
-		g.p("\tVMOVAPS %s, %s", g.K(15), R(5))
-		g.p("\tVSUBPS %s, %s, %s", R(4), R(5), R(5))
-		g.sel(13, 1, 10, 5, 4, 7) // u ≥ 0: 2 − erfc(|u|)
-		g.op("VMULPS", "half", 0, 6)
-		g.p("\tVMULPS %s, %s, %s", R(6), R(4), R(4))
-		store(4)
+		g.clamp(0, 1, 15, 14)
+		g.p("\tVMULPS %s, %s, %s", R(1), R(1), R(2)) // z = x²
+		g.horner("erfP", 5, 0, 2, 3)
+		g.p("\tVMULPS %s, %s, %s", R(1), R(3), R(3))
+		g.horner("erfQ", 5, 1, 2, 4)
+		g.p("\tVFMADD213PS %s, %s, %s", R(8), R(2), R(4)) // Q₀ = 1
+		g.p("\tVDIVPS %s, %s, %s", R(4), R(3), R(3))      // E
+		g.p("\tVMINPS %s, %s, %s", R(3), R(8), R(3))
+		g.p("\tVMAXPS %s, %s, %s", R(3), g.K(12), R(3))
+		g.op("VMULPS", "half", 0, 5) // h
+		g.p("\tVFMADD213PS %s, %s, %s", R(5), R(3), R(5))
+		store(5)
 	})
 	g.p("act%s_done:", s)
 	g.p("\tVZEROUPPER")
