@@ -180,6 +180,12 @@ func horner(c []float32, z float32) float32 {
 	return p
 }
 
+// rational returns x·num(x²)/den(x²), as the assembly computes it.
+func rational(num, den []float32, x float32) float32 {
+	z := x * x
+	return horner(num, z) * x / horner(den, z)
+}
+
 // clampf returns x limited to ±c; NaN stays NaN.
 func clampf(x, c float32) float32 {
 	if x > c {
@@ -195,9 +201,7 @@ func tanhf(x float32) float32 {
 	if absf(x) < tanhT {
 		return tanhPoly(x)
 	}
-	x = clampf(x, tanhC)
-	z := x * x
-	return horner(tanhN[:], z) * x / horner(tanhD[:], z)
+	return rational(tanhN[:], tanhD[:], clampf(x, tanhC))
 }
 
 func sigmoidf(x float32) float32 {
@@ -213,9 +217,7 @@ func sigmoidf(x float32) float32 {
 }
 
 func geluf(x float32) float32 {
-	c := clampf(x, geluC)
-	z := c * c
-	e := clampf(horner(erfP[:], z)*c/horner(erfQ[:], z), 1) // erf(x/√2)
+	e := clampf(rational(erfP[:], erfQ[:], clampf(x, geluC)), 1) // erf(x/√2)
 	h := 0.5 * x
 	return fma32(h, e, h)
 }

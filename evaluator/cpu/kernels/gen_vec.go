@@ -255,6 +255,30 @@ func (g *vg) horner(name string, hi, lo, z, dst int) {
 	}
 }
 
+// tanhPoly sets p = tanh(x) for |x| < 0.625 by Cephes' odd polynomial,
+// x + x·z·P(z) with z = x² (register 15 holds its first coefficient);
+// clobbers z.
+func (g *vg) tanhPoly(x, z, p int) {
+	g.p("\tVMULPS %s, %s, %s", g.R(x), g.R(x), g.R(z))
+	g.p("\tVMOVAPS %s, %s", g.K(15), g.R(p))
+	for _, c := range []string{"tanhP1", "tanhP2", "tanhP3", "tanhP4"} {
+		g.op("VFMADD213PS", c, z, p)
+	}
+	g.p("\tVMULPS %s, %s, %s", g.R(z), g.R(p), g.R(p))
+	g.p("\tVMULPS %s, %s, %s", g.R(x), g.R(p), g.R(p))
+	g.p("\tVADDPS %s, %s, %s", g.R(x), g.R(p), g.R(p))
+}
+
+// rational sets p = x·N(z)/D(z), the coefficients named num0…numHi and
+// den1…denHi (D₀ = 1, register 8); clobbers q.
+func (g *vg) rational(num string, numHi int, den string, denHi, x, z, p, q int) {
+	g.horner(num, numHi, 0, z, p)
+	g.p("\tVMULPS %s, %s, %s", g.R(x), g.R(p), g.R(p))
+	g.horner(den, denHi, 1, z, q)
+	g.p("\tVFMADD213PS %s, %s, %s", g.R(8), g.R(z), g.R(q))
+	g.p("\tVDIVPS %s, %s, %s", g.R(q), g.R(p), g.R(p))
+}
+
 // loop emits a loop over SI with CX vectors, body between load and store.
 func (g *vg) loop(name string, body func()) {
 	g.p("%s:", name)
@@ -315,23 +339,12 @@ func (g *vg) genAct() {
 	tanhA := func() {
 		load(0)
 		g.p("\tVANDPS %s, %s, %s", R(9), R(0), R(1)) // a
-		g.p("\tVMULPS %s, %s, %s", R(0), R(0), R(2)) // z
-		g.p("\tVMOVAPS %s, %s", g.K(15), R(3))
-		for _, c := range []string{"tanhP1", "tanhP2", "tanhP3", "tanhP4"} {
-			g.op("VFMADD213PS", c, 2, 3)
-		}
-		g.p("\tVMULPS %s, %s, %s", R(2), R(3), R(3))
-		g.p("\tVMULPS %s, %s, %s", R(0), R(3), R(3))
-		g.p("\tVADDPS %s, %s, %s", R(0), R(3), R(3)) // small-|x| result
+		g.tanhPoly(0, 2, 3)                          // small-|x| result
 	}
 	tanhB := func() {
 		g.clamp(0, 4, 13, 12)
 		g.p("\tVMULPS %s, %s, %s", R(4), R(4), R(5))
-		g.horner("tanhN", 6, 0, 5, 6)
-		g.p("\tVMULPS %s, %s, %s", R(4), R(6), R(6))
-		g.horner("tanhD", 3, 1, 5, 7)
-		g.p("\tVFMADD213PS %s, %s, %s", R(8), R(5), R(7)) // D₀ = 1
-		g.p("\tVDIVPS %s, %s, %s", R(7), R(6), R(6))
+		g.rational("tanhN", 6, "tanhD", 3, 4, 5, 6, 7)
 		g.sel(1, 1, -14, 3, 6, 7) // |x| < 0.625: the polynomial
 		store(6)
 	}
@@ -353,14 +366,7 @@ func (g *vg) genAct() {
 		load(0)
 		g.p("\tVANDPS %s, %s, %s", R(9), R(0), R(1)) // a
 		g.op("VMULPS", "half", 0, 2)                 // u = x/2
-		g.p("\tVMULPS %s, %s, %s", R(2), R(2), R(3)) // z
-		g.p("\tVMOVAPS %s, %s", g.K(15), R(4))
-		for _, c := range []string{"tanhP1", "tanhP2", "tanhP3", "tanhP4"} {
-			g.op("VFMADD213PS", c, 3, 4)
-		}
-		g.p("\tVMULPS %s, %s, %s", R(3), R(4), R(4))
-		g.p("\tVMULPS %s, %s, %s", R(2), R(4), R(4))
-		g.p("\tVADDPS %s, %s, %s", R(2), R(4), R(4)) // tanh(x/2)
+		g.tanhPoly(2, 3, 4)                          // tanh(x/2)
 		g.p("\tVADDPS %s, %s, %s", R(8), R(4), R(3))
 		g.op("VMULPS", "half", 3, 3) // small-|x| result
 	}
@@ -394,11 +400,7 @@ func (g *vg) genAct() {
 		load(0)
 		g.clamp(0, 1, 15, 14)
 		g.p("\tVMULPS %s, %s, %s", R(1), R(1), R(2)) // z = x²
-		g.horner("erfP", 5, 0, 2, 3)
-		g.p("\tVMULPS %s, %s, %s", R(1), R(3), R(3))
-		g.horner("erfQ", 5, 1, 2, 4)
-		g.p("\tVFMADD213PS %s, %s, %s", R(8), R(2), R(4)) // Q₀ = 1
-		g.p("\tVDIVPS %s, %s, %s", R(4), R(3), R(3))      // E
+		g.rational("erfP", 5, "erfQ", 5, 1, 2, 3, 4) // E
 		g.p("\tVMINPS %s, %s, %s", R(3), R(8), R(3))
 		g.p("\tVMAXPS %s, %s, %s", R(3), g.K(12), R(3))
 		g.op("VMULPS", "half", 0, 5) // h
