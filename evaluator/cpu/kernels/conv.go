@@ -48,6 +48,17 @@ func (s ConvShape) check() {
 // the kernel reads small images where they lie instead of copying them
 // (inPlace). The padding columns cost (Wq−OW)/Wq of the lanes: 7% at 28×28
 // with a 3×3 filter, more on tiny maps.
+//
+// At stride 1 the tiles can skip those columns instead: the image is copied
+// into K column-shifted planes per channel (shifted), plane (c, kw) holding
+// at row y, column ow the padded pixel (y, ow+kw), zero where that is
+// padding, in rows of OW floats. Tap (c, kh, kw) then reads output pixel
+// q = oh·OW + ow at q + koff[k] with koff[k] = (c·K+kw)·plane + kh·OW, so a
+// tile of consecutive q covers output pixels only, and stores one run. The
+// copy is K times the plain layout's; the cost model (planConv) takes it
+// where the lanes saved are worth more (a 5×5 filter on 14×14 maps: 12% of
+// the lanes; on 28×28: 7%). The taps read the same values in the same
+// order, so the sums are the same, bit for bit.
 
 // convPlan is the blocking of one convolution call on one path. The
 // workspace layout is a function of (path, shape, batch, threads) only.
@@ -65,6 +76,7 @@ type convPlan struct {
 	ntiles   int    // direct: tiles per image
 	nsegs    int    // direct: store segments of all tiles
 	packed   bool   // im2col panels packed per tile over groups of images (conv_packed.go)
+	shifted  bool   // direct, over K column-shifted planes per channel (no padding columns)
 	winograd bool   // F(2×2, K×K) over groups of images (conv_winograd.go)
 	wg       wgPlan
 	group    int // packed: images per group
@@ -127,6 +139,14 @@ func planConv(p Path, s ConvShape, b, threads, nvOnly, modeOnly int, prepacked, 
 	pl.qspan = (s.OH-1)*pl.wq + s.OW
 	pix := s.OH * s.OW
 	lanes := p.lanes()
+	// The shifted planes (above) cost their extra copying per image:
+	// shiftCopy a vector or row copied (BenchmarkConv2DShifted).
+	shiftOK := s.Stride == 1 && s.K > 1 && shiftPlanes != shiftNever
+	shiftExtra := float64(s.C*s.K*s.H) * float64(ceilDiv(s.OW, lanes)+1)
+	if !inPlace(&s) {
+		shiftExtra -= float64(s.C*s.H) * float64(ceilDiv(s.W, lanes)+1)
+	}
+	shiftExtra *= shiftCopy
 	best := -1.0
 	for nv := 1; nv <= maxNV; nv++ {
 		if nvOnly > 0 && nv != nvOnly {
@@ -145,9 +165,21 @@ func planConv(p Path, s ConvShape, b, threads, nvOnly, modeOnly int, prepacked, 
 			return c
 		}
 		per := perOf(nv)
-		// Direct: tiles sweep the padded rows of one image.
+		// Direct: tiles sweep the padded rows of one image, or its output
+		// pixels over the shifted planes.
 		ntiles := ceilDiv(pl.qspan, nr)
 		cost := float64(ntiles-1)*per + perOf(lastNV(pl.qspan, nr, lanes))
+		shifted := false
+		if shiftOK {
+			// A tile that straddles rows stores a vector again for each
+			// row it starts (about two cycles a row of the tile).
+			cost += float64(convSegs(s, pl.wq, nr, ntiles, nil, nil)-ntiles) * float64(s.OC) * 2
+			st := ceilDiv(pix, nr)
+			sc := float64(st-1)*per + perOf(lastNV(pix, nr, lanes)) + shiftExtra
+			if sc < cost || shiftPlanes == shiftAlways {
+				cost, ntiles, shifted = sc, st, true
+			}
+		}
 		if s.K == 1 {
 			// Every tap of a 1×1 filter reads another plane: the direct
 			// kernel's unaligned, scattered loads cost about a third more
@@ -155,7 +187,7 @@ func planConv(p Path, s ConvShape, b, threads, nvOnly, modeOnly int, prepacked, 
 			cost *= 1.35
 		}
 		if modeOnly != modePacked && (best < 0 || cost < best) {
-			best, pl.nv, pl.nr, pl.ntiles, pl.mpan, pl.packed = cost, nv, nr, ntiles, mp, false
+			best, pl.nv, pl.nr, pl.ntiles, pl.mpan, pl.packed, pl.shifted = cost, nv, nr, ntiles, mp, false, shifted
 		}
 		// Packed: tiles sweep the output pixels of a group of images,
 		// packed by row runs (about packCycles per run and tap).
@@ -165,7 +197,7 @@ func planConv(p Path, s ConvShape, b, threads, nvOnly, modeOnly int, prepacked, 
 		runs := ceilDiv(nr, min(s.OW, 2*lanes)) + 1
 		gcost := (float64(ntg-1)*per + perOf(lastNV(g*pix, nr, lanes)) + float64(ntg*pl.kdim*runs)*packCycles) / float64(g)
 		if modeOnly != modeDirect && (best < 0 || gcost < best) {
-			best, pl.nv, pl.nr, pl.ntg, pl.group, pl.mpan, pl.packed = gcost, nv, nr, ntg, g, mp, true
+			best, pl.nv, pl.nr, pl.ntg, pl.group, pl.mpan, pl.packed, pl.shifted = gcost, nv, nr, ntg, g, mp, true, false
 		}
 	}
 	pl.offA = 0
@@ -188,8 +220,15 @@ func planConv(p Path, s ConvShape, b, threads, nvOnly, modeOnly int, prepacked, 
 		pl.wsLen = pl.offPackB + room*pl.kdim*(pl.nr+packPad)
 		return pl
 	}
-	pl.nsegs = convSegs(s, pl.wq, pl.nr, pl.ntiles, nil, nil)
 	koffMax := ((s.C-1)*pl.nph*pl.nph+pl.nph*pl.nph-1)*pl.plane + ((s.K-1)/s.Stride)*(pl.wq+1)
+	if pl.shifted {
+		pl.nph, pl.hq, pl.wq = 1, s.H+2*s.Pad, s.OW
+		pl.plane = pl.hq * pl.wq
+		pl.imgLen = s.C * s.K * pl.plane
+		pl.qspan = pix
+		koffMax = (s.C*s.K-1)*pl.plane + (s.K-1)*pl.wq
+	}
+	pl.nsegs = convSegs(s, pl.wq, pl.nr, pl.ntiles, nil, nil)
 	pl.prepLen = max(pl.imgLen, pl.ntiles*pl.nr+koffMax) + 16
 	pl.workers = max(1, min(threads, b))
 	pl.offSegs = pl.offTile + pl.ntiles + 1
@@ -215,6 +254,17 @@ func lastNV(n, nr, lanes int) int {
 // fullLastTile computes last tiles as wide as the others (tests compare).
 var fullLastTile = false
 
+// shiftPlanes overrides the cost model's choice of the shifted planes for
+// the direct variant (tests compare): shiftAuto, shiftNever or shiftAlways
+// (wherever the shape allows them: stride 1, K > 1).
+var shiftPlanes = shiftAuto
+
+const (
+	shiftAuto = iota
+	shiftNever
+	shiftAlways
+)
+
 // convMode forces one convolution algorithm, for tests (export_test.go).
 var convMode = modeAuto
 
@@ -225,6 +275,11 @@ const (
 	modeWinograd // where the shape takes it (wgEligible)
 	modeClassic  // the cheaper of direct and packed, never Winograd
 )
+
+// shiftCopy is the cost of copying a vector into the shifted planes,
+// relative to the kernel's FMA cycles: it stands for the planes' larger
+// footprint in L1 too (BenchmarkConv2DShifted).
+const shiftCopy = 1.5
 
 // packCycles is the cost of copying one run of one tap, relative to the
 // kernel's FMA cycles (measured with BenchmarkConv2DModes).
@@ -269,6 +324,15 @@ func convSegs(s ConvShape, wq, nr, ntiles int, start []int32, segs []seg) int {
 			start[t] = int32(n)
 		}
 		q0, q1 := t*nr, (t+1)*nr
+		if wq == s.OW {
+			// No padding columns: the tile's pixels are one run.
+			if segs != nil {
+				segs[n].off = int32(q0)
+				segs[n].setMask(laneMask(0, min(q1, s.OH*s.OW)-q0))
+			}
+			n++
+			continue
+		}
 		for oh := q0 / wq; oh < s.OH && oh*wq < q1; oh++ {
 			lo, hi := max(oh*wq, q0), min(oh*wq+s.OW, q1)
 			if hi <= lo {
@@ -301,7 +365,7 @@ func ConvPackedWorkspace(s ConvShape, b, threads int) int { return convWorkspace
 // (a smaller one included) and the packing, and each of these grows with b.
 func convWorkspace(s ConvShape, b, threads int, prepacked bool) int {
 	s.check()
-	return memoWorkspace(wsKey{s: s, b: b, threads: threads, prepacked: prepacked, wgAlways: wgAlways}, convWorkspaceOf)
+	return memoWorkspace(wsKey{s: s, b: b, threads: threads, prepacked: prepacked, wgAlways: wgAlways, shift: shiftPlanes}, convWorkspaceOf)
 }
 
 func convWorkspaceOf(k wsKey) int {
@@ -576,6 +640,11 @@ func (j *convJob) initClassic(w, packed []float32) {
 				if !hasTap(s, pl.taps, kh*s.K+kw) {
 					continue
 				}
+				if pl.shifted {
+					j.koff[k] = int32((c*s.K+kw)*pl.plane + kh*pl.wq)
+					k++
+					continue
+				}
 				po := (c*pl.nph+kh%s.Stride)*pl.nph + kw%s.Stride
 				j.koff[k] = int32(po*pl.plane + (kh/s.Stride)*pl.wq + kw/s.Stride)
 				k++
@@ -629,14 +698,18 @@ func (j *convJob) run(w int) {
 		bias: biasRow,
 	}
 	for img := lo; img < hi; img++ {
-		if inPlace(s) && img*in+pl.prepLen <= j.b*in {
+		if inPlace(s) && !pl.shifted && img*in+pl.prepLen <= j.b*in {
 			ta.b = j.src[img*in : img*in+pl.prepLen]
 		} else {
 			if !cleared {
 				clear(prep)
 				cleared = true
 			}
-			prepImage(pl, s, prep, j.src[img*in:(img+1)*in])
+			if pl.shifted {
+				prepShifted(pl, s, prep, j.src[img*in:(img+1)*in])
+			} else {
+				prepImage(pl, s, prep, j.src[img*in:(img+1)*in])
+			}
 			ta.b = prep
 		}
 		for t := range pl.ntiles {
@@ -694,7 +767,7 @@ func prepImage(pl *convPlan, s *ConvShape, prep, img []float32) {
 	case S == 1:
 		for c := range s.C {
 			o := c*pl.plane + P*pl.wq + P
-			copyRows(pl.path, prep[o:o+(s.H-1)*pl.wq+s.W], img[c*s.H*s.W:(c+1)*s.H*s.W], s.H, s.W, pl.wq)
+			copyRows(pl.path, prep[o:o+(s.H-1)*pl.wq+s.W], img[c*s.H*s.W:(c+1)*s.H*s.W], s.H, s.W, s.W, pl.wq)
 		}
 		return
 	case S == 2 && pl.nph == 2 && pl.path == AVX512:
@@ -728,6 +801,25 @@ func prepImage(pl *convPlan, s *ConvShape, prep, img []float32) {
 					d[j] = row[iw]
 				}
 			}
+		}
+	}
+}
+
+// prepShifted writes one image into its column-shifted planes (see the
+// top of this file): plane (c, kw) gets, in rows y = ih+P, the pixels
+// ow+kw−P of row ih that lie in the image. The rest stays zero from the
+// clear before the call's first copy.
+func prepShifted(pl *convPlan, s *ConvShape, prep, img []float32) {
+	P := s.Pad
+	for c := range s.C {
+		ch := img[c*s.H*s.W : (c+1)*s.H*s.W]
+		for kw := range s.K {
+			lo, hi := max(0, P-kw), min(s.OW, s.W+P-kw)
+			if hi <= lo {
+				continue
+			}
+			o := (c*s.K+kw)*pl.plane + P*pl.wq + lo
+			copyRows(pl.path, prep[o:o+(s.H-1)*pl.wq+hi-lo], ch[lo+kw-P:], s.H, hi-lo, s.W, pl.wq)
 		}
 	}
 }
@@ -789,11 +881,11 @@ func evenRowsGo(dst, src []float32, rows, n, srcStride, dstStride int) {
 	}
 }
 
-// copyRowsGo is the pure-Go twin of the row copy kernels: row r of src (w
-// floats) goes to dst[r·stride:].
-func copyRowsGo(dst, src []float32, rows, w, stride int) {
+// copyRowsGo is the pure-Go twin of the row copy kernels: the w floats at
+// src[r·srcStride:] go to dst[r·dstStride:], for r < rows.
+func copyRowsGo(dst, src []float32, rows, w, srcStride, dstStride int) {
 	for r := range rows {
-		copy(dst[r*stride:r*stride+w], src[r*w:(r+1)*w])
+		copy(dst[r*dstStride:r*dstStride+w], src[r*srcStride:r*srcStride+w])
 	}
 }
 

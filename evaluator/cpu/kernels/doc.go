@@ -25,8 +25,12 @@
 //   - direct: the image, zero-padded and (for stride S) split into S×S phase
 //     planes, is read in place; tile columns are consecutive positions of
 //     the padded rows, the padding columns are masked out of the stores.
-//     Best on large maps (28×28, 14×14) and for small channel counts, where
-//     nothing is copied per filter tap;
+//     At stride 1 the image may instead be copied into K column-shifted
+//     planes per channel, whose rows hold output columns only: no lanes
+//     on padding, one store run per tile, for a K-fold copy (the cost
+//     model takes it for the one-channel first layers and small channel
+//     counts). Best on large maps (28×28, 14×14) and for small channel
+//     counts, where nothing is copied per filter tap;
 //   - packed: im2col one tile at a time, by row-run vector copies, with
 //     tiles spanning a group of images. Best on small maps (7×7 and below)
 //     and 1×1 filters, where the direct tiles would waste lanes.

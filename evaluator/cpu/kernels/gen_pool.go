@@ -470,17 +470,19 @@ func (g *vg) genDeint() {
 	g.p("\tRET\n")
 }
 
-// genCopyRows: copy rows of w floats, contiguous in src, to rows dstStride
-// apart in dst (the zero-padded planes of a stride-1 convolution), with a
-// masked last vector per row (AVX-512 only).
+// genCopyRows: copy rows of w floats, srcStride apart in src, to rows
+// dstStride apart in dst (the zero-padded planes of a stride-1
+// convolution), with a masked last vector per row (AVX-512 only).
 func genCopyRows(g *vg) {
-	g.p("// func copyRows512(dst, src []float32, rows, w, dstStride int)")
-	g.p("TEXT ·copyRows512(SB), NOSPLIT, $0-72")
+	g.p("// func copyRows512(dst, src []float32, rows, w, srcStride, dstStride int)")
+	g.p("TEXT ·copyRows512(SB), NOSPLIT, $0-80")
 	g.p("\tMOVQ dst_base+0(FP), DI")
 	g.p("\tMOVQ src_base+24(FP), SI")
 	g.p("\tMOVQ rows+48(FP), R8")
 	g.p("\tMOVQ w+56(FP), R9")
-	g.p("\tMOVQ dstStride+64(FP), R10")
+	g.p("\tMOVQ srcStride+64(FP), BX")
+	g.p("\tSHLQ $2, BX")
+	g.p("\tMOVQ dstStride+72(FP), R10")
 	g.p("\tSHLQ $2, R10")
 	g.p("\tTESTQ R8, R8")
 	g.p("\tJEQ crow_done")
@@ -494,22 +496,21 @@ func genCopyRows(g *vg) {
 	g.p("\tSHRQ $4, R11")
 	g.p("crow_row:")
 	g.p("\tMOVQ DI, DX")
+	g.p("\tMOVQ SI, R12")
 	g.p("\tMOVQ R11, CX")
 	g.p("\tTESTQ CX, CX")
 	g.p("\tJEQ crow_tail")
 	g.p("crow_vec:")
-	g.p("\tVMOVUPS (SI), Z0")
+	g.p("\tVMOVUPS (R12), Z0")
 	g.p("\tVMOVUPS Z0, (DX)")
-	g.p("\tADDQ $64, SI")
+	g.p("\tADDQ $64, R12")
 	g.p("\tADDQ $64, DX")
 	g.p("\tDECQ CX")
 	g.p("\tJNE crow_vec")
 	g.p("crow_tail:")
-	g.p("\tVMOVUPS.Z (SI), K1, Z0")
+	g.p("\tVMOVUPS.Z (R12), K1, Z0")
 	g.p("\tVMOVUPS Z0, K1, (DX)")
-	g.p("\tMOVQ R9, AX")
-	g.p("\tANDQ $15, AX")
-	g.p("\tLEAQ (SI)(AX*4), SI")
+	g.p("\tADDQ BX, SI")
 	g.p("\tADDQ R10, DI")
 	g.p("\tDECQ R8")
 	g.p("\tJNE crow_row")

@@ -390,17 +390,18 @@ func deint(p Path, even, odd, row []float32) {
 }
 
 //go:noescape
-func copyRows512(dst, src []float32, rows, w, dstStride int)
+func copyRows512(dst, src []float32, rows, w, srcStride, dstStride int)
 
-// copyRows copies rows of w floats to rows stride apart (copyRowsGo); the
-// slices are checked here, the assembly masks each row's last vector.
-func copyRows(p Path, dst, src []float32, rows, w, stride int) {
-	if p != AVX512 || rows == 0 {
-		copyRowsGo(dst, src, rows, w, stride)
+// copyRows copies rows of w floats, srcStride apart, to rows dstStride
+// apart (copyRowsGo); the slices are checked here, the assembly masks
+// each row's last vector.
+func copyRows(p Path, dst, src []float32, rows, w, srcStride, dstStride int) {
+	if p != AVX512 || rows == 0 || w == 0 {
+		copyRowsGo(dst, src, rows, w, srcStride, dstStride)
 		return
 	}
-	_, _ = dst[(rows-1)*stride+w-1], src[rows*w-1]
-	copyRows512(dst, src, rows, w, stride)
+	_, _ = dst[(rows-1)*dstStride+w-1], src[(rows-1)*srcStride+w-1]
+	copyRows512(dst, src, rows, w, srcStride, dstStride)
 }
 
 //go:noescape

@@ -30,7 +30,9 @@ func poolVec(Path, bool, []float32, []float32, int, int, int, int, int, int, int
 
 func deint(_ Path, even, odd, row []float32) { deintGo(even, odd, row) }
 
-func copyRows(_ Path, dst, src []float32, rows, w, stride int) { copyRowsGo(dst, src, rows, w, stride) }
+func copyRows(_ Path, dst, src []float32, rows, w, srcStride, dstStride int) {
+	copyRowsGo(dst, src, rows, w, srcStride, dstStride)
+}
 
 func evenRows(_ Path, dst, src []float32, rows, n, srcStride, dstStride int) {
 	evenRowsGo(dst, src, rows, n, srcStride, dstStride)

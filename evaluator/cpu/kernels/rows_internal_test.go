@@ -24,6 +24,20 @@ func TestNarrowLastTileSame(t *testing.T) {
 	testLayoutSame(t, "narrow last tiles", func(old bool) { fullLastTile = old })
 }
 
+// TestShiftedPlanesSame holds the direct variant over column-shifted
+// planes (no padding columns, one store run per tile) to the padded rows,
+// bit for bit, on the same cases: every stride-1 shape takes the shifted
+// planes against none.
+func TestShiftedPlanesSame(t *testing.T) {
+	t.Cleanup(func() { shiftPlanes = shiftAuto })
+	testLayoutSame(t, "shifted planes", func(old bool) {
+		shiftPlanes = shiftAlways
+		if old {
+			shiftPlanes = shiftNever
+		}
+	})
+}
+
 func testLayoutSame(t *testing.T, what string, setOld func(old bool)) {
 	r := rand.New(rand.NewPCG(9, 10))
 	var shapes []ConvShape
@@ -43,7 +57,9 @@ func testLayoutSame(t *testing.T, what string, setOld func(old bool)) {
 		ConvShape{C: 5, H: 13, W: 13, OC: 20, K: 5, Stride: 2, Pad: 2, OH: 7, OW: 7},
 		ConvShape{C: 4, H: 11, W: 11, OC: 7, K: 1, Stride: 2, Pad: 0, OH: 6, OW: 6},
 		ConvShape{C: 6, H: 14, W: 14, OC: 25, K: 5, Stride: 1, Pad: 0, OH: 10, OW: 10},
-		ConvShape{C: 2, H: 12, W: 9, OC: 31, K: 3, Stride: 1, Pad: 0, OH: 10, OW: 7})
+		ConvShape{C: 2, H: 12, W: 9, OC: 31, K: 3, Stride: 1, Pad: 0, OH: 10, OW: 7},
+		ConvShape{C: 1, H: 28, W: 28, OC: 13, K: 5, Stride: 1, Pad: 0, OH: 24, OW: 24},
+		ConvShape{C: 3, H: 5, W: 6, OC: 4, K: 2, Stride: 1, Pad: 0, OH: 4, OW: 5})
 	if testing.Short() {
 		shapes = shapes[:len(shapes)/2]
 	}

@@ -895,13 +895,15 @@ prow2_done:
 	VZEROUPPER
 	RET
 
-// func copyRows512(dst, src []float32, rows, w, dstStride int)
-TEXT ·copyRows512(SB), NOSPLIT, $0-72
+// func copyRows512(dst, src []float32, rows, w, srcStride, dstStride int)
+TEXT ·copyRows512(SB), NOSPLIT, $0-80
 	MOVQ dst_base+0(FP), DI
 	MOVQ src_base+24(FP), SI
 	MOVQ rows+48(FP), R8
 	MOVQ w+56(FP), R9
-	MOVQ dstStride+64(FP), R10
+	MOVQ srcStride+64(FP), BX
+	SHLQ $2, BX
+	MOVQ dstStride+72(FP), R10
 	SHLQ $2, R10
 	TESTQ R8, R8
 	JEQ crow_done
@@ -915,22 +917,21 @@ TEXT ·copyRows512(SB), NOSPLIT, $0-72
 	SHRQ $4, R11
 crow_row:
 	MOVQ DI, DX
+	MOVQ SI, R12
 	MOVQ R11, CX
 	TESTQ CX, CX
 	JEQ crow_tail
 crow_vec:
-	VMOVUPS (SI), Z0
+	VMOVUPS (R12), Z0
 	VMOVUPS Z0, (DX)
-	ADDQ $64, SI
+	ADDQ $64, R12
 	ADDQ $64, DX
 	DECQ CX
 	JNE crow_vec
 crow_tail:
-	VMOVUPS.Z (SI), K1, Z0
+	VMOVUPS.Z (R12), K1, Z0
 	VMOVUPS Z0, K1, (DX)
-	MOVQ R9, AX
-	ANDQ $15, AX
-	LEAQ (SI)(AX*4), SI
+	ADDQ BX, SI
 	ADDQ R10, DI
 	DECQ R8
 	JNE crow_row

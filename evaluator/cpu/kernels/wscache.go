@@ -15,7 +15,8 @@ type wsKey struct {
 	s                ConvShape // a dense layer's in and out are C and OC
 	b, threads       int
 	dense, prepacked bool
-	wgAlways         bool // the test knob in force (wgEligible)
+	wgAlways         bool // the test knobs in force (wgEligible, planConv)
+	shift            int
 }
 
 var wsMemo struct {
