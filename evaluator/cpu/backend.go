@@ -139,6 +139,8 @@ type model struct {
 	bOff  []int
 	w     [][]float32 // float32: per step, the weight the forwards read
 	bias  [][]float32
+	own   []kernels.Act // float32: per step, the activation its kernel applies (stepActs)
+	post  []kernels.Act // float32: per step, the activation applied to its output after it
 	once  sync.Once
 
 	plansMu sync.Mutex
@@ -167,6 +169,7 @@ func (m *model) Unload() {
 // which must not change while the model is loaded (see model).
 func (c *Backend) Load(g *neat.Graph) (evaluator.Model, error) {
 	m := &model{g: g, dev: c.dev, wOff: make([]int, len(g.Steps)), bOff: make([]int, len(g.Steps))}
+	m.own, m.post = stepActs(g)
 	off := 0
 	for i := range g.Steps {
 		s := &g.Steps[i]

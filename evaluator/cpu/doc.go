@@ -32,7 +32,10 @@
 // runs as one part whose kernel calls share the threads. In float32, each layer's weights are
 // packed for the kernels once per forward, and a convolution whose output
 // only a pool reads runs with that pool a few images at a time, so that
-// the pool reads it from L2. In bfloat16, weights and
+// the pool reads it from L2; a tanh or sigmoid convolution whose output
+// only a max pool reads leaves its activation to the pool's output, a
+// quarter of the values or fewer (acts.go: the same function, up to the
+// last places where the float32 activations step down). In bfloat16, weights and
 // activations are stored as bfloat16 and every step computes in float32
 // on a tile of images converted on the fly. The kernels themselves
 // (convolution, dense, pooling, merges, activations, in Go and AVX2/AVX-512

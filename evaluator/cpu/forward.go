@@ -341,12 +341,13 @@ func (f *cpuForward) convThenPool(i int, in, ws []float32) {
 	out := f.f32(f.part.out[i], n*outSz)
 	pooled := f.f32(f.part.out[i+1], n*poolSz)
 	packed := f.f32(f.plan.packed[i], packedLen(s))
-	bias, act := f.m.bias[i], activations[s.Node.Activation]
+	bias, act := f.m.bias[i], f.m.own[i]
 	for a := 0; a < n; a += chunk {
 		m := min(chunk, n-a)
-		co := out[:m*outSz]
+		co, po := out[:m*outSz], pooled[a*poolSz:(a+m)*poolSz]
 		kernels.Conv2DPacked(co, in[a*inSz:(a+m)*inSz], packed, f.packs[i], bias, convShape(s), m, act, ws, f.part.threads)
-		compute(sp, co, pooled[a*poolSz:(a+m)*poolSz], nil, nil, nil, m, f.part.threads)
+		compute(sp, co, po, nil, nil, nil, m, f.part.threads)
+		kernels.Apply(f.m.post[i+1], po)
 	}
 }
 
@@ -463,11 +464,12 @@ func (f *cpuForward) stepF32(i int, view func(j int) []float32, out, scratch []f
 	}
 	if s.Weight == nil {
 		compute(s, in, out, nil, nil, scratch, n, f.part.threads)
+		kernels.Apply(f.m.post[i], out)
 		return
 	}
 	bias := f.m.bias[i]
 	packed := f.f32(f.plan.packed[i], packedLen(s))
-	act := activations[s.Node.Activation]
+	act := f.m.own[i]
 	if s.Node.Op == neat.OpConv2D {
 		kernels.Conv2DPacked(out, in, packed, f.packs[i], bias, convShape(s), n, act, scratch, f.part.threads)
 	} else {
