@@ -437,9 +437,12 @@ func compute(s *neat.Step, in, out, w, bias, kws []float32, n, threads int) {
 }
 
 // merge combines the step's inputs into dst (n images of s.In), zeroed
-// first. input(j) returns input j's values for the same n images.
+// first for a sum (a concatenation writes every channel). input(j)
+// returns input j's values for the same n images.
 func merge(s *neat.Step, dst []float32, n int, input func(j int) []float32) {
-	clear(dst)
+	if s.Node.Merge != neat.MergeConcat {
+		clear(dst)
+	}
 	hw := s.In.H * s.In.W
 	off := 0
 	for j, sh := range s.InShapes {
