@@ -48,6 +48,9 @@ var benchConvs = []benchConv{
 	{"s_c20_13_oc9_k5p0", 20, 13, 9, 5, 1, 0},
 	// A 1×1 filter of stride 2: only one phase plane of four is built.
 	{"w_c78_28_oc32_k1s2", 78, 28, 32, 1, 2, 0},
+	// 1×1 filters of the small preset, read in place by the direct tiles.
+	{"s_c1_28_oc28_k1", 1, 28, 28, 1, 1, 0},
+	{"s_c28_14_oc4_k1", 28, 14, 4, 1, 1, 0},
 }
 
 func benchPaths(b *testing.B, f func(b *testing.B)) {

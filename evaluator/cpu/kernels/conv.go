@@ -180,12 +180,6 @@ func planConv(p Path, s ConvShape, b, threads, nvOnly, modeOnly int, prepacked, 
 				cost, ntiles, shifted = sc, st, true
 			}
 		}
-		if s.K == 1 {
-			// Every tap of a 1×1 filter reads another plane: the direct
-			// kernel's unaligned, scattered loads cost about a third more
-			// than the packed panel's (BenchmarkConv2DModes).
-			cost *= 1.35
-		}
 		if modeOnly != modePacked && (best < 0 || cost < best) {
 			best, pl.nv, pl.nr, pl.ntiles, pl.mpan, pl.packed, pl.shifted = cost, nv, nr, ntiles, mp, false, shifted
 		}
