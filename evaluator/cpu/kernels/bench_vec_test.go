@@ -71,7 +71,7 @@ func BenchmarkApply(b *testing.B) {
 
 func BenchmarkGlobalAvgPool(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
-	for _, hw := range []int{49, 196} {
+	for _, hw := range []int{1, 9, 49, 196} {
 		src := randSlice(r, 128*64*hw, 1)
 		dst := make([]float32, 128*64)
 		b.Run(fmt.Sprintf("hw%d", hw), func(b *testing.B) {

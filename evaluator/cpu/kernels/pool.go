@@ -126,8 +126,40 @@ func GlobalAvgPool(dst, src []float32, b, c, hw int) {
 	}
 	p := selected()
 	n := float32(hw)
+	if hw < 16 {
+		globalAvgSmall(dst[:b*c], src[:b*c*hw], hw, n)
+		return
+	}
 	for i := range b * c {
 		dst[i] = sumVec(p, src[i*hw:(i+1)*hw]) / n
+	}
+}
+
+// globalAvgSmall is GlobalAvgPool of planes of fewer than 16 pixels (maps
+// of 3×3 and below, common before a genome's dense head), where every
+// path's sum is a vector's worth of nothing and then the pixels in order,
+// ((+0 + x0) + x1) + …: four planes at a time, so that their chains of
+// dependent additions overlap, instead of one call per plane.
+func globalAvgSmall(dst, src []float32, hw int, n float32) {
+	i := 0
+	for ; i+4 <= len(dst); i += 4 {
+		x := src[i*hw : (i+4)*hw]
+		x0, x1, x2, x3 := x[:hw], x[hw:2*hw], x[2*hw:3*hw], x[3*hw:4*hw]
+		var s0, s1, s2, s3 float32
+		for j := range x0 {
+			s0 += x0[j]
+			s1 += x1[j]
+			s2 += x2[j]
+			s3 += x3[j]
+		}
+		dst[i], dst[i+1], dst[i+2], dst[i+3] = s0/n, s1/n, s2/n, s3/n
+	}
+	for ; i < len(dst); i++ {
+		var s float32
+		for _, v := range src[i*hw : (i+1)*hw] {
+			s += v
+		}
+		dst[i] = s / n
 	}
 }
 

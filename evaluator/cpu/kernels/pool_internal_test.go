@@ -205,3 +205,39 @@ func TestMaxPool4ReLUSameAsGo(t *testing.T) {
 		}
 	}
 }
+
+// TestGlobalAvgSmallSameBits holds the small-plane global average pool to
+// the per-plane sums of every path, bit for bit: planes of 1 to 15
+// pixels, counts that are and are not multiples of four, with NaN, ±Inf
+// and −0 among the pixels.
+func TestGlobalAvgSmallSameBits(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, p := range Paths() {
+		for hw := 1; hw < 16; hw++ {
+			for _, planes := range []int{1, 3, 4, 7, 13} {
+				src := make([]float32, planes*hw)
+				for i := range src {
+					switch r.IntN(20) {
+					case 0:
+						src[i] = float32(math.NaN())
+					case 1:
+						src[i] = float32(math.Inf(1 - 2*r.IntN(2)))
+					case 2, 3:
+						src[i] = float32(math.Copysign(0, -1))
+					default:
+						src[i] = float32(r.NormFloat64())
+					}
+				}
+				got := make([]float32, planes)
+				globalAvgSmall(got, src, hw, float32(hw))
+				for i := range got {
+					want := sumVec(p, src[i*hw:(i+1)*hw]) / float32(hw)
+					if math.Float32bits(got[i]) != math.Float32bits(want) && !(got[i] != got[i] && want != want) {
+						t.Fatalf("%v hw %d planes %d: plane %d = %v (%#x), per-plane sum %v (%#x)",
+							p, hw, planes, i, got[i], math.Float32bits(got[i]), want, math.Float32bits(want))
+					}
+				}
+			}
+		}
+	}
+}
