@@ -1,7 +1,6 @@
 package cpu
 
 import (
-	"context"
 	"math"
 	"slices"
 	"testing"
@@ -10,7 +9,6 @@ import (
 	"github.com/neateval/neateval/evaluator"
 	"github.com/neateval/neateval/evaluator/cpu/kernels"
 	"github.com/neateval/neateval/neat"
-	"github.com/neateval/neateval/vram"
 )
 
 // TestStepActs checks which activations stepActs moves after a max pool
@@ -65,7 +63,6 @@ func TestActsAfterPoolClose(t *testing.T) {
 	in := neat.Input{Channels: 1, Height: 28, Width: 28}
 	ds := datasets.Synthetic(200, 1, 28, 28, 10, 3)
 	pop := neat.Generate(1, 64, in, 10, neat.DefaultGenConfig())
-	ctx := context.Background()
 	checked, differ := 0, 0
 	for _, gen := range pop.Genomes {
 		g, err := neat.Compile(gen, in, 10)
@@ -79,26 +76,8 @@ func TestActsAfterPoolClose(t *testing.T) {
 		for k, deferred := range []bool{false, true} {
 			prev := deferToPool
 			deferToPool = deferred
-			c, err := New(evaluator.BackendOptions{DType: vram.Float32, MemoryBytes: 256 << 20, Threads: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			data, err := c.PrepareData(ds, true)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, err := c.Load(g)
-			if err != nil {
-				t.Fatal(err)
-			}
-			st[k], err = c.Forward(ctx, m, data, 0, ds.N)
+			st[k] = forwardOnce(t, g, ds)
 			deferToPool = prev
-			if err != nil {
-				t.Fatal(err)
-			}
-			m.Unload()
-			data.Release()
-			c.Close()
 		}
 		a, b := st[0].LossSum.Float64(), st[1].LossSum.Float64()
 		if math.Abs(a-b) > 1e-6*math.Abs(a) || st[0].Correct != st[1].Correct || st[0].NonFinite != st[1].NonFinite {

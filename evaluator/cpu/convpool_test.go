@@ -16,7 +16,6 @@ import (
 func TestConvThenPoolSameResults(t *testing.T) {
 	in := neat.Input{Channels: 1, Height: 28, Width: 28}
 	ds := datasets.Synthetic(150, 1, 28, 28, 10, 5)
-	ctx := context.Background()
 	pairs := 0
 	for seed := range int64(4) {
 		pop := neat.Generate(seed, 6, in, 10, neat.DefaultGenConfig())
@@ -36,25 +35,7 @@ func TestConvThenPoolSameResults(t *testing.T) {
 			for k, fuse := range []bool{false, true} {
 				prev := fuseConvPool
 				fuseConvPool = fuse
-				c, err := New(evaluator.BackendOptions{DType: vram.Float32, MemoryBytes: 256 << 20, Threads: 1})
-				if err != nil {
-					t.Fatal(err)
-				}
-				data, err := c.PrepareData(ds, true)
-				if err != nil {
-					t.Fatal(err)
-				}
-				m, err := c.Load(g)
-				if err != nil {
-					t.Fatal(err)
-				}
-				st[k], err = c.Forward(ctx, m, data, 0, ds.N)
-				if err != nil {
-					t.Fatal(err)
-				}
-				m.Unload()
-				data.Release()
-				c.Close()
+				st[k] = forwardOnce(t, g, ds)
 				fuseConvPool = prev
 			}
 			if !st[0].Equal(st[1]) {
@@ -66,4 +47,30 @@ func TestConvThenPoolSameResults(t *testing.T) {
 		t.Fatal("no genome with a convolution then a pool")
 	}
 	t.Logf("%d convolution-pool pairs", pairs)
+}
+
+// forwardOnce runs g's forward over all of ds on a fresh float32 backend
+// of one thread, the data set cached, and returns its statistics.
+func forwardOnce(t *testing.T, g *neat.Graph, ds *datasets.Dataset) evaluator.SliceStats {
+	t.Helper()
+	c, err := New(evaluator.BackendOptions{DType: vram.Float32, MemoryBytes: 256 << 20, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	data, err := c.PrepareData(ds, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer data.Release()
+	m, err := c.Load(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Unload()
+	st, err := c.Forward(context.Background(), m, data, 0, ds.N)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
