@@ -64,8 +64,9 @@
 // (1 to 16) keep their speed because the tile height is a run-time argument
 // (no padding to the register block) and the tile width is chosen per
 // shape. Pools run vector kernels: 2×2 stride 2, any window by a row
-// kernel, and the evolve genomes' 4×4 stride 4 in one pass over four rows
-// (without sign bits or NaN, as a ReLU leaves them, in any order).
+// kernel (AVX-512 and AVX2), and on AVX-512 the evolve genomes' 4×4
+// stride 4 in one pass over four rows (without sign bits or NaN, as a ReLU
+// leaves them, in any order).
 //
 // # Memory and threads
 //

@@ -341,6 +341,124 @@ func (g *vg) genPoolRow(rows int) {
 	g.p("\tRET\n")
 }
 
+// genPoolRow256: one output row of a k×k pool with stride 1 or 2 (AVX2),
+// poolRow512's twin: for each chunk of 8 outputs, fold the k² strided
+// input vectors (for stride 2, the even lanes of 16 consecutive floats)
+// into an accumulator in pool's order. The lane masks are built from the
+// chunk's count (·iota8): Y11 the n outputs, Y12 and Y13 the n (stride 1)
+// or 2n−1 (stride 2) input lanes; masked loads read nothing past them.
+// Max keeps its NaN lanes in Y6, as poolStep does in K5. A whole chunk is
+// stored plainly, a last partial one through Y11.
+func (g *vg) genPoolRow256() {
+	L := "prow256"
+	g.p("// func poolRow256(isMax int, out, in []float32, w, k, s int, scale float32)")
+	g.p("TEXT ·poolRow256(SB), NOSPLIT, $0-84")
+	g.p("\tMOVQ out_base+8(FP), DI")
+	g.p("\tMOVQ out_len+16(FP), CX")
+	g.p("\tMOVQ in_base+32(FP), SI")
+	g.p("\tMOVQ w+56(FP), R8")
+	g.p("\tSHLQ $2, R8")
+	g.p("\tMOVQ k+64(FP), R9")
+	g.p("\tMOVQ s+72(FP), R10")
+	g.p("\tMOVQ isMax+0(FP), R11")
+	g.p("\tVMOVDQU ·iota8(SB), Y14")
+	g.p("%s_chunk:", L)
+	g.p("\tTESTQ CX, CX")
+	g.p("\tJEQ %s_done", L)
+	g.p("\tMOVQ CX, BX")
+	g.p("\tCMPQ BX, $8")
+	g.p("\tJLE %s_n", L)
+	g.p("\tMOVQ $8, BX")
+	g.p("%s_n:", L)
+	// lanes(reg, n): reg = the lanes below n (n in AX).
+	lanes := func(reg string) {
+		g.p("\tVMOVD AX, X15")
+		g.p("\tVPBROADCASTD X15, Y15")
+		g.p("\tVPCMPGTD Y14, Y15, %s", reg)
+	}
+	g.p("\tMOVQ BX, AX")
+	lanes("Y11")
+	g.p("\tVMOVDQA Y11, Y12")
+	g.p("\tCMPQ R10, $1")
+	g.p("\tJEQ %s_masked", L)
+	g.p("\tLEAQ -1(BX)(BX*1), AX") // 2n−1 input lanes
+	lanes("Y12")
+	g.p("\tSUBQ $8, AX")
+	lanes("Y13")
+	g.p("%s_masked:", L)
+	g.p("\tVXORPS Y4, Y4, Y4")
+	g.p("\tTESTQ R11, R11")
+	g.p("\tJEQ %s_taps", L)
+	g.p("\tMOVQ SI, AX")
+	g.loadTap256(L, "first")
+	g.p("\tVMOVAPS Y0, Y4")
+	g.p("\tVCMPPS $3, Y4, Y4, Y6") // Y6: the lanes whose acc is NaN
+	g.p("%s_taps:", L)
+	g.p("\tMOVQ SI, DX") // row ky
+	g.p("\tMOVQ R9, R12")
+	g.p("%s_ky:", L)
+	g.p("\tMOVQ DX, AX")
+	g.p("\tMOVQ R9, R13")
+	g.p("%s_kx:", L)
+	g.loadTap256(L, "tap")
+	g.p("\tTESTQ R11, R11")
+	g.p("\tJEQ %s_add", L)
+	// acc = maxNaN(acc, v), as poolStep: VMAXPS gives v if v > acc, else
+	// acc; a NaN v replaces acc where acc is not NaN yet.
+	g.p("\tVMAXPS Y4, Y0, Y5")
+	g.p("\tVCMPPS $3, Y0, Y0, Y7")
+	g.p("\tVANDNPS Y7, Y6, Y7")
+	g.p("\tVORPS Y7, Y6, Y6")
+	g.p("\tVBLENDVPS Y7, Y0, Y5, Y4")
+	g.p("\tJMP %s_tapnext", L)
+	g.p("%s_add:", L)
+	g.p("\tVADDPS Y0, Y4, Y4")
+	g.p("%s_tapnext:", L)
+	g.p("\tADDQ $4, AX")
+	g.p("\tDECQ R13")
+	g.p("\tJNE %s_kx", L)
+	g.p("\tADDQ R8, DX")
+	g.p("\tDECQ R12")
+	g.p("\tJNE %s_ky", L)
+	g.p("\tTESTQ R11, R11")
+	g.p("\tJNE %s_store", L)
+	g.p("\tVBROADCASTSS scale+80(FP), Y15")
+	g.p("\tVMULPS Y15, Y4, Y4")
+	g.p("%s_store:", L)
+	g.p("\tCMPQ BX, $8")
+	g.p("\tJNE %s_part", L)
+	g.p("\tVMOVUPS Y4, (DI)")
+	g.p("\tJMP %s_stored", L)
+	g.p("%s_part:", L)
+	g.p("\tVMASKMOVPS Y4, Y11, (DI)")
+	g.p("%s_stored:", L)
+	g.p("\tADDQ $32, DI")
+	// Next chunk: 8 outputs on, 8·s inputs on.
+	g.p("\tMOVQ R10, AX")
+	g.p("\tSHLQ $5, AX")
+	g.p("\tADDQ AX, SI")
+	g.p("\tSUBQ $8, CX")
+	g.p("\tJA %s_chunk", L)
+	g.p("%s_done:", L)
+	g.p("\tVZEROUPPER")
+	g.p("\tRET\n")
+}
+
+// loadTap256 loads the input vector at AX (stride 1, or the even lanes of
+// 16 floats for stride 2) into Y0, through the lane masks Y12 and Y13.
+func (g *vg) loadTap256(L, tag string) {
+	g.p("\tCMPQ R10, $1")
+	g.p("\tJNE %s_%s2", L, tag)
+	g.p("\tVMASKMOVPS (AX), Y12, Y0")
+	g.p("\tJMP %s_%sok", L, tag)
+	g.p("%s_%s2:", L, tag)
+	g.p("\tVMASKMOVPS (AX), Y12, Y0")
+	g.p("\tVMASKMOVPS 32(AX), Y13, Y1")
+	g.p("\tVSHUFPS $0x88, Y1, Y0, Y2")
+	g.p("\tVPERMPD $0xd8, Y2, Y0")
+	g.p("%s_%sok:", L, tag)
+}
+
 // poolStep folds the tap in Z0 into accumulator acc (tmp: a scratch
 // register, nan: the mask of acc's NaN lanes).
 func (g *vg) poolStep(L, tag, acc, tmp, nan string) {

@@ -553,7 +553,11 @@ func genVec() {
 		fmt.Fprintf(&out, "DATA ·evenIdx+%d(SB)/4, $%d\n", 4*i, 2*i)
 		fmt.Fprintf(&out, "DATA ·oddIdx+%d(SB)/4, $%d\n", 4*i, 2*i+1)
 	}
-	out.WriteString("GLOBL ·evenIdx(SB), RODATA|NOPTR, $64\nGLOBL ·oddIdx(SB), RODATA|NOPTR, $64\n\n")
+	out.WriteString("GLOBL ·evenIdx(SB), RODATA|NOPTR, $64\nGLOBL ·oddIdx(SB), RODATA|NOPTR, $64\n")
+	for i := 0; i < 8; i++ {
+		fmt.Fprintf(&out, "DATA ·iota8+%d(SB)/4, $%d\n", 4*i, i)
+	}
+	out.WriteString("GLOBL ·iota8(SB), RODATA|NOPTR, $32\n\n")
 	pr := &vg{is: vecISAs[0]}
 	pr.genPoolRow(1)
 	pr.genPoolRow(2)
@@ -562,6 +566,9 @@ func genVec() {
 	genDeintPlane(pr)
 	genEvenRows(pr)
 	out.WriteString(pr.sb.String())
+	p2 := &vg{is: vecISAs[1]}
+	p2.genPoolRow256()
+	out.WriteString(p2.sb.String())
 	for _, is := range vecISAs {
 		g := &vg{is: is}
 		g.genAct()

@@ -318,15 +318,21 @@ func poolRow512(isMax int, out, in []float32, w, k, s int, scale float32)
 //go:noescape
 func poolRows2_512(isMax int, out, in []float32, w, k, s int, scale float32)
 
-// poolVec runs a k×k pool row by row on AVX-512 and reports whether it
-// did. The kernel reads input rows [oy·s, oy·s+k) and masks every column
-// past the window. It has strides 1, 2 and 4 (the 4×4 stride-4 pool of
-// the genomes evolve breeds, where the scalar loop was 70% of scoring
-// them); another stride computes the row's windows at stride 1, each in
-// pool's order, and keeps every s-th: s times the work of the windows it
-// keeps, but in vectors.
+// poolVec runs a k×k pool row by row on AVX-512 or AVX2 and reports
+// whether it did. The kernel reads input rows [oy·s, oy·s+k) and masks
+// every column past the window. On AVX-512 it has strides 1, 2 and 4 (the
+// 4×4 stride-4 pool of the genomes evolve breeds, where the scalar loop
+// was 70% of scoring them), on AVX2 strides 1 and 2 (poolVec256; the
+// scalar loop was a fifth of the small bench's time there); another
+// stride computes the row's windows at stride 1, each in pool's order,
+// and keeps every s-th: s times the work of the windows it keeps, but in
+// vectors.
 func poolVec(p Path, isMax bool, dst, src []float32, planes, h, w, k, s, oh, ow int, scale float32) bool {
-	if p != AVX512 {
+	switch p {
+	case AVX2:
+		return poolVec256(isMax, dst, src, planes, h, w, k, s, oh, ow, scale)
+	case AVX512:
+	default:
 		return false
 	}
 	m := 0
@@ -362,6 +368,44 @@ func poolVec(p Path, isMax bool, dst, src []float32, planes, h, w, k, s, oh, ow 
 		}
 		if oy < oh {
 			poolRow512(m, dst[(pl*oh+oy)*ow:(pl*oh+oy+1)*ow], in[oy*s*w:(oy*s+k)*w], w, k, s, scale)
+		}
+	}
+	return true
+}
+
+//go:noescape
+func poolRow256(isMax int, out, in []float32, w, k, s int, scale float32)
+
+// poolVec256 is poolVec on AVX2, a row at a time: strides 1 and 2 in the
+// kernel (poolRow256, 8 outputs a vector); a larger stride computes the
+// row's windows at stride 1 and keeps every s-th, as poolVec does.
+func poolVec256(isMax bool, dst, src []float32, planes, h, w, k, s, oh, ow int, scale float32) bool {
+	m := 0
+	if isMax {
+		m = 1
+	}
+	if s > 2 {
+		if w-k+1 > maxPoolRow {
+			return false
+		}
+		var row [maxPoolRow]float32
+		all := row[:w-k+1]
+		for pl := range planes {
+			in := src[pl*h*w : (pl+1)*h*w]
+			for oy := range oh {
+				poolRow256(m, all, in[oy*s*w:(oy*s+k)*w], w, k, 1, scale)
+				out := dst[(pl*oh+oy)*ow : (pl*oh+oy+1)*ow]
+				for ox := range out {
+					out[ox] = all[ox*s]
+				}
+			}
+		}
+		return true
+	}
+	for pl := range planes {
+		in := src[pl*h*w : (pl+1)*h*w]
+		for oy := range oh {
+			poolRow256(m, dst[(pl*oh+oy)*ow:(pl*oh+oy+1)*ow], in[oy*s*w:(oy*s+k)*w], w, k, s, scale)
 		}
 	}
 	return true

@@ -12,9 +12,14 @@ import (
 // 1 to 5, max and average, rows of one to several 16-output chunks, in
 // pairs (poolRows2_512) and an odd last row alone.
 func TestPoolVecSameAsGo(t *testing.T) {
-	if selected() != AVX512 {
-		t.Skip("no AVX-512 on this machine")
+	for _, p := range Paths() {
+		if p != PureGo {
+			t.Run(p.String(), func(t *testing.T) { testPoolVecSameAsGo(t, p) })
+		}
 	}
+}
+
+func testPoolVecSameAsGo(t *testing.T, p Path) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, dims := range [][2]int{{26, 26}, {28, 28}, {7, 9}, {13, 40}, {6, 150}} {
 		h, w := dims[0], dims[1]
@@ -43,7 +48,7 @@ func TestPoolVecSameAsGo(t *testing.T) {
 					want := make([]float32, planes*oh*ow)
 					got := make([]float32, planes*oh*ow)
 					poolGo(isMax, want, src, planes, h, w, k, s, oh, ow, scale)
-					if !poolVec(AVX512, isMax, got, src, planes, h, w, k, s, oh, ow, scale) {
+					if !poolVec(p, isMax, got, src, planes, h, w, k, s, oh, ow, scale) {
 						t.Fatalf("%dx%d k%d s%d: no vector pool", h, w, k, s)
 					}
 					for i := range want {

@@ -542,6 +542,15 @@ DATA ·evenIdx+60(SB)/4, $30
 DATA ·oddIdx+60(SB)/4, $31
 GLOBL ·evenIdx(SB), RODATA|NOPTR, $64
 GLOBL ·oddIdx(SB), RODATA|NOPTR, $64
+DATA ·iota8+0(SB)/4, $0
+DATA ·iota8+4(SB)/4, $1
+DATA ·iota8+8(SB)/4, $2
+DATA ·iota8+12(SB)/4, $3
+DATA ·iota8+16(SB)/4, $4
+DATA ·iota8+20(SB)/4, $5
+DATA ·iota8+24(SB)/4, $6
+DATA ·iota8+28(SB)/4, $7
+GLOBL ·iota8(SB), RODATA|NOPTR, $32
 
 // func poolRow512(isMax int, out, in []float32, w, k, s int, scale float32)
 TEXT ·poolRow512(SB), NOSPLIT, $0-84
@@ -1150,6 +1159,113 @@ erow_tail:
 	DECQ R8
 	JNE erow_row
 erow_done:
+	VZEROUPPER
+	RET
+
+// func poolRow256(isMax int, out, in []float32, w, k, s int, scale float32)
+TEXT ·poolRow256(SB), NOSPLIT, $0-84
+	MOVQ out_base+8(FP), DI
+	MOVQ out_len+16(FP), CX
+	MOVQ in_base+32(FP), SI
+	MOVQ w+56(FP), R8
+	SHLQ $2, R8
+	MOVQ k+64(FP), R9
+	MOVQ s+72(FP), R10
+	MOVQ isMax+0(FP), R11
+	VMOVDQU ·iota8(SB), Y14
+prow256_chunk:
+	TESTQ CX, CX
+	JEQ prow256_done
+	MOVQ CX, BX
+	CMPQ BX, $8
+	JLE prow256_n
+	MOVQ $8, BX
+prow256_n:
+	MOVQ BX, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	VPCMPGTD Y14, Y15, Y11
+	VMOVDQA Y11, Y12
+	CMPQ R10, $1
+	JEQ prow256_masked
+	LEAQ -1(BX)(BX*1), AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	VPCMPGTD Y14, Y15, Y12
+	SUBQ $8, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	VPCMPGTD Y14, Y15, Y13
+prow256_masked:
+	VXORPS Y4, Y4, Y4
+	TESTQ R11, R11
+	JEQ prow256_taps
+	MOVQ SI, AX
+	CMPQ R10, $1
+	JNE prow256_first2
+	VMASKMOVPS (AX), Y12, Y0
+	JMP prow256_firstok
+prow256_first2:
+	VMASKMOVPS (AX), Y12, Y0
+	VMASKMOVPS 32(AX), Y13, Y1
+	VSHUFPS $0x88, Y1, Y0, Y2
+	VPERMPD $0xd8, Y2, Y0
+prow256_firstok:
+	VMOVAPS Y0, Y4
+	VCMPPS $3, Y4, Y4, Y6
+prow256_taps:
+	MOVQ SI, DX
+	MOVQ R9, R12
+prow256_ky:
+	MOVQ DX, AX
+	MOVQ R9, R13
+prow256_kx:
+	CMPQ R10, $1
+	JNE prow256_tap2
+	VMASKMOVPS (AX), Y12, Y0
+	JMP prow256_tapok
+prow256_tap2:
+	VMASKMOVPS (AX), Y12, Y0
+	VMASKMOVPS 32(AX), Y13, Y1
+	VSHUFPS $0x88, Y1, Y0, Y2
+	VPERMPD $0xd8, Y2, Y0
+prow256_tapok:
+	TESTQ R11, R11
+	JEQ prow256_add
+	VMAXPS Y4, Y0, Y5
+	VCMPPS $3, Y0, Y0, Y7
+	VANDNPS Y7, Y6, Y7
+	VORPS Y7, Y6, Y6
+	VBLENDVPS Y7, Y0, Y5, Y4
+	JMP prow256_tapnext
+prow256_add:
+	VADDPS Y0, Y4, Y4
+prow256_tapnext:
+	ADDQ $4, AX
+	DECQ R13
+	JNE prow256_kx
+	ADDQ R8, DX
+	DECQ R12
+	JNE prow256_ky
+	TESTQ R11, R11
+	JNE prow256_store
+	VBROADCASTSS scale+80(FP), Y15
+	VMULPS Y15, Y4, Y4
+prow256_store:
+	CMPQ BX, $8
+	JNE prow256_part
+	VMOVUPS Y4, (DI)
+	JMP prow256_stored
+prow256_part:
+	VMASKMOVPS Y4, Y11, (DI)
+prow256_stored:
+	ADDQ $32, DI
+	MOVQ R10, AX
+	SHLQ $5, AX
+	ADDQ AX, SI
+	SUBQ $8, CX
+	JA prow256_chunk
+prow256_done:
 	VZEROUPPER
 	RET
 
