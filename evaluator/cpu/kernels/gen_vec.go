@@ -165,6 +165,26 @@ func (g *vg) smallPairs(name string, a, b, small func()) {
 	g.p("%s_end:", name)
 }
 
+// smallVec is smallPairs for AVX2, a vector at a time: a vector whose
+// lanes are all below the threshold (|x| in Y1 against Y14) runs small
+// instead of b.
+func (g *vg) smallVec(name string, a, b, small func()) {
+	g.p("%s:", name)
+	a()
+	g.p("\tVCMPPS $1, Y14, Y1, Y7")
+	g.p("\tVMOVMSKPS Y7, AX")
+	g.p("\tCMPL AX, $0xff")
+	g.p("\tJEQ %s_small", name)
+	b()
+	g.p("\tJMP %s_next", name)
+	g.p("%s_small:", name)
+	small()
+	g.p("%s_next:", name)
+	g.p("\tADDQ $%d, SI", g.is.lanes*4)
+	g.p("\tDECQ CX")
+	g.p("\tJNE %s", name)
+}
+
 // K names vector register i of either set: the constants kept for the
 // whole loop (8 to 13 in act).
 func (g *vg) K(i int) string { return fmt.Sprintf("%s%d", g.is.r, i) }
@@ -333,9 +353,9 @@ func (g *vg) genAct() {
 	// tanh in two parts: for |x| < 0.625 an odd polynomial (Cephes tanhf;
 	// A), else x·N(x²)/D(x²) on x clamped to ±tanhC (B, NaN kept: the
 	// clamps return x when either operand is NaN), chosen lane by lane.
-	// Where every lane of both vectors of a pair is below 0.625 (common:
-	// a first layer's output over an image's blank background is its bias),
-	// the pair stores A and skips B.
+	// Where every lane of both vectors of a pair (AVX2: of a vector) is
+	// below 0.625 (common: a first layer's output over an image's blank
+	// background is its bias), it stores A and skips B.
 	tanhA := func() {
 		load(0)
 		g.p("\tVANDPS %s, %s, %s", R(9), R(0), R(1)) // a
@@ -356,7 +376,7 @@ func (g *vg) genAct() {
 	if g.zmm() {
 		g.smallPairs("act"+s+"_tanhl", tanhA, tanhB, func() { store(3) })
 	} else {
-		g.loop("act"+s+"_tanhl", func() { tanhA(); tanhB() })
+		g.smallVec("act"+s+"_tanhl", tanhA, tanhB, func() { store(3) })
 	}
 	fin()
 	// sigmoid in two parts: for |x| < 1.25, (1 + tanh(x/2))/2 with the
@@ -386,7 +406,7 @@ func (g *vg) genAct() {
 	if g.zmm() {
 		g.smallPairs("act"+s+"_sigmoidl", sigA, sigB, func() { store(3) })
 	} else {
-		g.loop("act"+s+"_sigmoidl", func() { sigA(); sigB() })
+		g.smallVec("act"+s+"_sigmoidl", sigA, sigB, func() { store(3) })
 	}
 	fin()
 	// GELU: h + h·E with h = x/2 and E = erf(x/√2) = x·P(x²)/Q(x²) on x

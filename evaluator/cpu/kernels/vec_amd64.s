@@ -2032,6 +2032,10 @@ act256_tanhl:
 	VMULPS Y2, Y3, Y3
 	VMULPS Y0, Y3, Y3
 	VADDPS Y0, Y3, Y3
+	VCMPPS $1, Y14, Y1, Y7
+	VMOVMSKPS Y7, AX
+	CMPL AX, $0xff
+	JEQ act256_tanhl_small
 	VMINPS Y0, Y12, Y4
 	VMAXPS Y4, Y13, Y4
 	VMULPS Y4, Y4, Y5
@@ -2051,6 +2055,10 @@ act256_tanhl:
 	VCMPPS $1, Y14, Y1, Y7
 	VBLENDVPS Y7, Y3, Y6, Y6
 	VMOVUPS Y6, 0(SI)
+	JMP act256_tanhl_next
+act256_tanhl_small:
+	VMOVUPS Y3, 0(SI)
+act256_tanhl_next:
 	ADDQ $32, SI
 	DECQ CX
 	JNE act256_tanhl
@@ -2073,6 +2081,10 @@ act256_sigmoidl:
 	VADDPS Y2, Y4, Y4
 	VADDPS Y8, Y4, Y3
 	VMULPS ·half(SB), Y3, Y3
+	VCMPPS $1, Y14, Y1, Y7
+	VMOVMSKPS Y7, AX
+	CMPL AX, $0xff
+	JEQ act256_sigmoidl_small
 	VSUBPS Y1, Y10, Y4
 	VMAXPS Y4, Y12, Y4
 	VMULPS ·log2e(SB), Y4, Y5
@@ -2101,6 +2113,10 @@ act256_sigmoidl:
 	VCMPPS $1, Y14, Y1, Y7
 	VBLENDVPS Y7, Y3, Y6, Y6
 	VMOVUPS Y6, 0(SI)
+	JMP act256_sigmoidl_next
+act256_sigmoidl_small:
+	VMOVUPS Y3, 0(SI)
+act256_sigmoidl_next:
 	ADDQ $32, SI
 	DECQ CX
 	JNE act256_sigmoidl
