@@ -341,6 +341,48 @@ func (g *vg) genPoolRow(rows int) {
 	g.p("\tRET\n")
 }
 
+// genCopyRows256: copyRows512's AVX2 twin for rows of at least 8 floats:
+// whole vectors, then one more that ends at the row's end (it overlaps
+// the last whole one, writing the same values again) instead of a masked
+// store, which AMD's cores microcode.
+func genCopyRows256(g *vg) {
+	g.p("// func copyRows256(dst, src []float32, rows, w, srcStride, dstStride int): w ≥ 8.")
+	g.p("TEXT ·copyRows256(SB), NOSPLIT, $0-80")
+	g.p("\tMOVQ dst_base+0(FP), DI")
+	g.p("\tMOVQ src_base+24(FP), SI")
+	g.p("\tMOVQ rows+48(FP), R8")
+	g.p("\tMOVQ w+56(FP), R9")
+	g.p("\tMOVQ srcStride+64(FP), BX")
+	g.p("\tSHLQ $2, BX")
+	g.p("\tMOVQ dstStride+72(FP), R10")
+	g.p("\tSHLQ $2, R10")
+	g.p("\tTESTQ R8, R8")
+	g.p("\tJEQ crow256_done")
+	g.p("\tMOVQ R9, R11")
+	g.p("\tSHRQ $3, R11")                 // whole vectors
+	g.p("\tLEAQ -32(R9*4), R13")          // the last vector's byte offset
+	g.p("crow256_row:")
+	g.p("\tMOVQ DI, DX")
+	g.p("\tMOVQ SI, R12")
+	g.p("\tMOVQ R11, CX")
+	g.p("crow256_vec:")
+	g.p("\tVMOVUPS (R12), Y0")
+	g.p("\tVMOVUPS Y0, (DX)")
+	g.p("\tADDQ $32, R12")
+	g.p("\tADDQ $32, DX")
+	g.p("\tDECQ CX")
+	g.p("\tJNE crow256_vec")
+	g.p("\tVMOVUPS (SI)(R13*1), Y0")
+	g.p("\tVMOVUPS Y0, (DI)(R13*1)")
+	g.p("\tADDQ BX, SI")
+	g.p("\tADDQ R10, DI")
+	g.p("\tDECQ R8")
+	g.p("\tJNE crow256_row")
+	g.p("crow256_done:")
+	g.p("\tVZEROUPPER")
+	g.p("\tRET\n")
+}
+
 // genPoolRow256: one output row of a k×k pool with stride 1 or 2 (AVX2),
 // poolRow512's twin: for each chunk of 8 outputs, fold the k² strided
 // input vectors (for stride 2, the even lanes of 16 consecutive floats)

@@ -436,15 +436,23 @@ func deint(p Path, even, odd, row []float32) {
 //go:noescape
 func copyRows512(dst, src []float32, rows, w, srcStride, dstStride int)
 
+//go:noescape
+func copyRows256(dst, src []float32, rows, w, srcStride, dstStride int)
+
 // copyRows copies rows of w floats, srcStride apart, to rows dstStride
-// apart (copyRowsGo); the slices are checked here, the assembly masks
-// each row's last vector.
+// apart (copyRowsGo); the slices are checked here. AVX-512 masks each
+// row's last vector; AVX2 ends a row of 8 floats or more with a vector
+// that overlaps the one before, and leaves shorter rows to Go.
 func copyRows(p Path, dst, src []float32, rows, w, srcStride, dstStride int) {
-	if p != AVX512 || rows == 0 || w == 0 {
+	if rows == 0 || w == 0 || p == PureGo || (p == AVX2 && w < 8) {
 		copyRowsGo(dst, src, rows, w, srcStride, dstStride)
 		return
 	}
 	_, _ = dst[(rows-1)*dstStride+w-1], src[(rows-1)*srcStride+w-1]
+	if p == AVX2 {
+		copyRows256(dst, src, rows, w, srcStride, dstStride)
+		return
+	}
 	copyRows512(dst, src, rows, w, srcStride, dstStride)
 }
 

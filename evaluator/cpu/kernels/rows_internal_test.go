@@ -132,3 +132,34 @@ func testLayoutSame(t *testing.T, what string, setOld func(old bool)) {
 		}
 	}
 }
+
+// TestCopyRowsPaths holds every path's row copy to copyRowsGo: widths 1
+// to 40 (AVX2's overlapping last vector from 8 on), source and
+// destination strides wider than the rows, and nothing written between
+// or after the rows (the destination starts as NaN sentinels).
+func TestCopyRowsPaths(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 9))
+	for _, p := range Paths() {
+		for w := 1; w <= 40; w++ {
+			for _, rows := range []int{1, 2, 5} {
+				ss, ds := w+r.IntN(5), w+r.IntN(7)
+				src := make([]float32, (rows-1)*ss+w)
+				for i := range src {
+					src[i] = float32(r.NormFloat64())
+				}
+				want, got := make([]float32, (rows-1)*ds+w+8), make([]float32, (rows-1)*ds+w+8)
+				for i := range want {
+					want[i] = float32(math.NaN())
+					got[i] = float32(math.NaN())
+				}
+				copyRowsGo(want, src, rows, w, ss, ds)
+				copyRows(p, got[:(rows-1)*ds+w], src, rows, w, ss, ds)
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%v w %d rows %d strides %d, %d: dst[%d] = %v, want %v", p, w, rows, ss, ds, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}

@@ -1269,6 +1269,42 @@ prow256_done:
 	VZEROUPPER
 	RET
 
+// func copyRows256(dst, src []float32, rows, w, srcStride, dstStride int): w ≥ 8.
+TEXT ·copyRows256(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), DI
+	MOVQ src_base+24(FP), SI
+	MOVQ rows+48(FP), R8
+	MOVQ w+56(FP), R9
+	MOVQ srcStride+64(FP), BX
+	SHLQ $2, BX
+	MOVQ dstStride+72(FP), R10
+	SHLQ $2, R10
+	TESTQ R8, R8
+	JEQ crow256_done
+	MOVQ R9, R11
+	SHRQ $3, R11
+	LEAQ -32(R9*4), R13
+crow256_row:
+	MOVQ DI, DX
+	MOVQ SI, R12
+	MOVQ R11, CX
+crow256_vec:
+	VMOVUPS (R12), Y0
+	VMOVUPS Y0, (DX)
+	ADDQ $32, R12
+	ADDQ $32, DX
+	DECQ CX
+	JNE crow256_vec
+	VMOVUPS (SI)(R13*1), Y0
+	VMOVUPS Y0, (DI)(R13*1)
+	ADDQ BX, SI
+	ADDQ R10, DI
+	DECQ R8
+	JNE crow256_row
+crow256_done:
+	VZEROUPPER
+	RET
+
 // func act512(act int, x []float32): x[i] = act(x[i]), len(x) a multiple of 16.
 TEXT ·act512(SB), NOSPLIT, $0-32
 	MOVQ act+0(FP), AX
