@@ -359,8 +359,8 @@ func genCopyRows256(g *vg) {
 	g.p("\tTESTQ R8, R8")
 	g.p("\tJEQ crow256_done")
 	g.p("\tMOVQ R9, R11")
-	g.p("\tSHRQ $3, R11")                 // whole vectors
-	g.p("\tLEAQ -32(R9*4), R13")          // the last vector's byte offset
+	g.p("\tSHRQ $3, R11")        // whole vectors
+	g.p("\tLEAQ -32(R9*4), R13") // the last vector's byte offset
 	g.p("crow256_row:")
 	g.p("\tMOVQ DI, DX")
 	g.p("\tMOVQ SI, R12")
