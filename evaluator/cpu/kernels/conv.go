@@ -764,9 +764,9 @@ func prepImage(pl *convPlan, s *ConvShape, prep, img []float32) {
 			copyRows(pl.path, prep[o:o+(s.H-1)*pl.wq+s.W], img[c*s.H*s.W:(c+1)*s.H*s.W], s.H, s.W, s.W, pl.wq)
 		}
 		return
-	case S == 2 && pl.nph == 2 && pl.path == AVX512:
+	case S == 2 && pl.nph == 2 && (pl.path == AVX512 || pl.path == AVX2):
 		for c := range s.C {
-			deintPlane(prep[c*4*pl.plane:(c+1)*4*pl.plane], img[c*s.H*s.W:(c+1)*s.H*s.W], s.H, s.W, pl.wq, pl.plane, P)
+			deintPlane(pl.path, prep[c*4*pl.plane:(c+1)*4*pl.plane], img[c*s.H*s.W:(c+1)*s.H*s.W], s.H, s.W, pl.wq, pl.plane, P)
 		}
 		return
 	case S == 2 && pl.nph == 1 && s.W <= 2*maxSpare:

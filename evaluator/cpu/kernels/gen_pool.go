@@ -383,6 +383,96 @@ func genCopyRows256(g *vg) {
 	g.p("\tRET\n")
 }
 
+// genDeintPlane256: deintPlane512's AVX2 twin. Whole chunks of 16
+// pixels a row split by VSHUFPS and VPERMPD; the row's last w mod 16
+// through lane masks built from ·iota8 (Y12, Y13 the input lanes, Y10 the
+// evens, Y11 the odds): two masked stores a row, where the Go loop it
+// replaces called a kernel per row.
+func genDeintPlane256(g *vg) {
+	g.p("// func deintPlane256(prep, img []float32, h, w, wq, plane, evenAdd, oddAdd, y0 int)")
+	g.p("TEXT ·deintPlane256(SB), NOSPLIT, $0-104")
+	g.p("\tMOVQ prep_base+0(FP), DI")
+	g.p("\tMOVQ img_base+24(FP), SI")
+	g.p("\tMOVQ h+48(FP), R8")
+	g.p("\tMOVQ w+56(FP), R9")
+	g.p("\tMOVQ wq+64(FP), R11")
+	g.p("\tMOVQ plane+72(FP), R12")
+	g.p("\tMOVQ y0+96(FP), R13")
+	g.p("\tTESTQ R8, R8")
+	g.p("\tJEQ dplane256_done")
+	g.p("\tVMOVDQU ·iota8(SB), Y14")
+	// lanes(reg): reg = the lanes below AX.
+	lanes := func(reg string) {
+		g.p("\tVMOVD AX, X15")
+		g.p("\tVPBROADCASTD X15, Y15")
+		g.p("\tVPCMPGTD Y14, Y15, %s", reg)
+	}
+	g.p("\tMOVQ R9, CX")
+	g.p("\tANDQ $15, CX") // rem
+	g.p("\tMOVQ CX, AX")
+	lanes("Y12")
+	g.p("\tSUBQ $8, AX")
+	lanes("Y13")
+	g.p("\tMOVQ CX, AX")
+	g.p("\tSHRQ $1, AX") // rem/2 odds
+	lanes("Y11")
+	g.p("\tSUBQ AX, CX") // ceil(rem/2) evens
+	g.p("\tMOVQ CX, AX")
+	lanes("Y10")
+	g.p("dplane256_row:")
+	// rowbase = (y/2)·wq + (y%2)·2·plane, in floats, into BX.
+	g.p("\tMOVQ R13, BX")
+	g.p("\tSHRQ $1, BX")
+	g.p("\tIMULQ R11, BX")
+	g.p("\tMOVQ R13, AX")
+	g.p("\tANDQ $1, AX")
+	g.p("\tIMULQ R12, AX")
+	g.p("\tLEAQ (BX)(AX*2), BX")
+	g.p("\tMOVQ evenAdd+80(FP), AX")
+	g.p("\tADDQ BX, AX")
+	g.p("\tLEAQ (DI)(AX*4), DX") // even destination
+	g.p("\tMOVQ oddAdd+88(FP), AX")
+	g.p("\tADDQ BX, AX")
+	g.p("\tLEAQ (DI)(AX*4), R10") // odd destination
+	g.p("\tMOVQ R9, CX")
+	g.p("\tSHRQ $4, CX")
+	g.p("\tJEQ dplane256_tail")
+	g.p("dplane256_vec:")
+	g.p("\tVMOVUPS (SI), Y0")
+	g.p("\tVMOVUPS 32(SI), Y1")
+	g.p("\tVSHUFPS $0x88, Y1, Y0, Y2")
+	g.p("\tVPERMPD $0xd8, Y2, Y2")
+	g.p("\tVSHUFPS $0xdd, Y1, Y0, Y3")
+	g.p("\tVPERMPD $0xd8, Y3, Y3")
+	g.p("\tVMOVUPS Y2, (DX)")
+	g.p("\tVMOVUPS Y3, (R10)")
+	g.p("\tADDQ $64, SI")
+	g.p("\tADDQ $32, DX")
+	g.p("\tADDQ $32, R10")
+	g.p("\tDECQ CX")
+	g.p("\tJNE dplane256_vec")
+	g.p("dplane256_tail:")
+	g.p("\tMOVQ R9, AX")
+	g.p("\tANDQ $15, AX")
+	g.p("\tJEQ dplane256_next")
+	g.p("\tVMASKMOVPS (SI), Y12, Y0")
+	g.p("\tVMASKMOVPS 32(SI), Y13, Y1")
+	g.p("\tVSHUFPS $0x88, Y1, Y0, Y2")
+	g.p("\tVPERMPD $0xd8, Y2, Y2")
+	g.p("\tVSHUFPS $0xdd, Y1, Y0, Y3")
+	g.p("\tVPERMPD $0xd8, Y3, Y3")
+	g.p("\tVMASKMOVPS Y2, Y10, (DX)")
+	g.p("\tVMASKMOVPS Y3, Y11, (R10)")
+	g.p("\tLEAQ (SI)(AX*4), SI")
+	g.p("dplane256_next:")
+	g.p("\tINCQ R13")
+	g.p("\tDECQ R8")
+	g.p("\tJNE dplane256_row")
+	g.p("dplane256_done:")
+	g.p("\tVZEROUPPER")
+	g.p("\tRET\n")
+}
+
 // genPoolRow256: one output row of a k×k pool with stride 1 or 2 (AVX2),
 // poolRow512's twin: for each chunk of 8 outputs, fold the k² strided
 // input vectors (for stride 2, the even lanes of 16 consecutive floats)

@@ -589,6 +589,7 @@ func genVec() {
 	p2 := &vg{is: vecISAs[1]}
 	p2.genPoolRow256()
 	genCopyRows256(p2)
+	genDeintPlane256(p2)
 	out.WriteString(p2.sb.String())
 	for _, is := range vecISAs {
 		g := &vg{is: is}

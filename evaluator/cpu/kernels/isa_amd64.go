@@ -474,10 +474,13 @@ func evenRows(p Path, dst, src []float32, rows, n, srcStride, dstStride int) {
 //go:noescape
 func deintPlane512(prep, img []float32, h, w, wq, plane, evenAdd, oddAdd, y0 int)
 
+//go:noescape
+func deintPlane256(prep, img []float32, h, w, wq, plane, evenAdd, oddAdd, y0 int)
+
 // deintPlane splits one channel (h×w, padding pad) into its four stride-2
 // phase planes of wq columns, chan = the channel's 4·plane floats
-// (deinterleave2 per row, in one call).
-func deintPlane(chanPlanes, img []float32, h, w, wq, plane, pad int) {
+// (deinterleave2 per row, in one call), on AVX-512 or AVX2.
+func deintPlane(p Path, chanPlanes, img []float32, h, w, wq, plane, pad int) {
 	evenAdd, oddAdd := pad/2, plane+pad/2
 	if pad%2 == 1 {
 		evenAdd, oddAdd = plane+pad/2, pad/2+1
@@ -490,6 +493,10 @@ func deintPlane(chanPlanes, img []float32, h, w, wq, plane, pad int) {
 		last = max(last, y/2*wq+(y%2)*2*plane+max(evenAdd+(w+1)/2, oddAdd+w/2))
 	}
 	_, _ = chanPlanes[last-1], img[h*w-1]
+	if p == AVX2 {
+		deintPlane256(chanPlanes, img, h, w, wq, plane, evenAdd, oddAdd, pad)
+		return
+	}
 	deintPlane512(chanPlanes, img, h, w, wq, plane, evenAdd, oddAdd, pad)
 }
 

@@ -38,7 +38,7 @@ func evenRows(_ Path, dst, src []float32, rows, n, srcStride, dstStride int) {
 	evenRowsGo(dst, src, rows, n, srcStride, dstStride)
 }
 
-func deintPlane([]float32, []float32, int, int, int, int, int) { panic("kernels: no AVX-512") }
+func deintPlane(Path, []float32, []float32, int, int, int, int, int) { panic("kernels: no assembly") }
 
 func wgIn(_ Path, n int, t *wgArgs)  { wgInGo(n, t) }
 func wgOut(_ Path, n int, t *wgArgs) { wgOutGo(n, t) }

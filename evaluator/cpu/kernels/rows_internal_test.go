@@ -163,3 +163,45 @@ func TestCopyRowsPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestDeintPlanePaths holds the one-call phase-plane split of a stride-2
+// image (deintPlane, AVX-512 and AVX2) to the pure-Go row loop, bit for
+// bit: maps 1×1 to 40×40, paddings 0 to 3, and nothing written outside
+// the pixels' places (the planes start as NaN sentinels).
+func TestDeintPlanePaths(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 2))
+	for _, p := range Paths() {
+		if p == PureGo {
+			continue
+		}
+		for _, hw := range [][2]int{{1, 1}, {2, 3}, {7, 9}, {14, 14}, {13, 17}, {28, 28}, {5, 40}, {40, 31}} {
+			for pad := 0; pad <= 3; pad++ {
+				s := ConvShape{C: 2, H: hw[0], W: hw[1], K: 3, Stride: 2, Pad: pad, OC: 1}
+				s.OH, s.OW = OutSize(s.H, 3, 2, pad), OutSize(s.W, 3, 2, pad)
+				if s.OH < 1 || s.OW < 1 {
+					continue
+				}
+				hq, wq := ceilDiv(s.H+2*pad, 2), ceilDiv(s.W+2*pad, 2)
+				img := make([]float32, s.C*s.H*s.W)
+				for i := range img {
+					img[i] = float32(r.NormFloat64())
+				}
+				run := func(p Path) []float32 {
+					pl := convPlan{path: p, nph: 2, hq: hq, wq: wq, plane: hq * wq}
+					prep := make([]float32, s.C*4*pl.plane+16)
+					for i := range prep {
+						prep[i] = float32(math.NaN())
+					}
+					prepImage(&pl, &s, prep, img)
+					return prep
+				}
+				want, got := run(PureGo), run(p)
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%v %dx%d pad %d: prep[%d] = %v, Go %v", p, s.H, s.W, pad, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}

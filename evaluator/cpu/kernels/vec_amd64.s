@@ -1305,6 +1305,90 @@ crow256_done:
 	VZEROUPPER
 	RET
 
+// func deintPlane256(prep, img []float32, h, w, wq, plane, evenAdd, oddAdd, y0 int)
+TEXT ·deintPlane256(SB), NOSPLIT, $0-104
+	MOVQ prep_base+0(FP), DI
+	MOVQ img_base+24(FP), SI
+	MOVQ h+48(FP), R8
+	MOVQ w+56(FP), R9
+	MOVQ wq+64(FP), R11
+	MOVQ plane+72(FP), R12
+	MOVQ y0+96(FP), R13
+	TESTQ R8, R8
+	JEQ dplane256_done
+	VMOVDQU ·iota8(SB), Y14
+	MOVQ R9, CX
+	ANDQ $15, CX
+	MOVQ CX, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	VPCMPGTD Y14, Y15, Y12
+	SUBQ $8, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	VPCMPGTD Y14, Y15, Y13
+	MOVQ CX, AX
+	SHRQ $1, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	VPCMPGTD Y14, Y15, Y11
+	SUBQ AX, CX
+	MOVQ CX, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	VPCMPGTD Y14, Y15, Y10
+dplane256_row:
+	MOVQ R13, BX
+	SHRQ $1, BX
+	IMULQ R11, BX
+	MOVQ R13, AX
+	ANDQ $1, AX
+	IMULQ R12, AX
+	LEAQ (BX)(AX*2), BX
+	MOVQ evenAdd+80(FP), AX
+	ADDQ BX, AX
+	LEAQ (DI)(AX*4), DX
+	MOVQ oddAdd+88(FP), AX
+	ADDQ BX, AX
+	LEAQ (DI)(AX*4), R10
+	MOVQ R9, CX
+	SHRQ $4, CX
+	JEQ dplane256_tail
+dplane256_vec:
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VSHUFPS $0x88, Y1, Y0, Y2
+	VPERMPD $0xd8, Y2, Y2
+	VSHUFPS $0xdd, Y1, Y0, Y3
+	VPERMPD $0xd8, Y3, Y3
+	VMOVUPS Y2, (DX)
+	VMOVUPS Y3, (R10)
+	ADDQ $64, SI
+	ADDQ $32, DX
+	ADDQ $32, R10
+	DECQ CX
+	JNE dplane256_vec
+dplane256_tail:
+	MOVQ R9, AX
+	ANDQ $15, AX
+	JEQ dplane256_next
+	VMASKMOVPS (SI), Y12, Y0
+	VMASKMOVPS 32(SI), Y13, Y1
+	VSHUFPS $0x88, Y1, Y0, Y2
+	VPERMPD $0xd8, Y2, Y2
+	VSHUFPS $0xdd, Y1, Y0, Y3
+	VPERMPD $0xd8, Y3, Y3
+	VMASKMOVPS Y2, Y10, (DX)
+	VMASKMOVPS Y3, Y11, (R10)
+	LEAQ (SI)(AX*4), SI
+dplane256_next:
+	INCQ R13
+	DECQ R8
+	JNE dplane256_row
+dplane256_done:
+	VZEROUPPER
+	RET
+
 // func act512(act int, x []float32): x[i] = act(x[i]), len(x) a multiple of 16.
 TEXT ·act512(SB), NOSPLIT, $0-32
 	MOVQ act+0(FP), AX
