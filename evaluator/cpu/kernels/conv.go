@@ -141,7 +141,10 @@ func planConv(p Path, s ConvShape, b, threads, nvOnly, modeOnly int, prepacked, 
 	lanes := p.lanes()
 	// The shifted planes (above) cost their extra copying per image:
 	// shiftCopy a vector or row copied (BenchmarkConv2DShifted).
-	shiftOK := s.Stride == 1 && s.K > 1 && shiftPlanes != shiftNever
+	// (Not where the K-fold copy would outgrow the 32-bit tap offsets that
+	// the plain layout still fits in.)
+	shiftOK := s.Stride == 1 && s.K > 1 && shiftPlanes != shiftNever &&
+		int64(s.C*s.K)*int64(s.H+2*s.Pad)*int64(s.OW) < 1<<30
 	shiftExtra := float64(s.C*s.K*s.H) * float64(ceilDiv(s.OW, lanes)+1)
 	if !inPlace(&s) {
 		shiftExtra -= float64(s.C*s.H) * float64(ceilDiv(s.W, lanes)+1)

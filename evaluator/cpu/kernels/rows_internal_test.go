@@ -205,3 +205,20 @@ func TestDeintPlanePaths(t *testing.T) {
 		}
 	}
 }
+
+// TestShiftedPlanesBounded: a shape whose K column-shifted planes would
+// outgrow 32-bit tap offsets keeps the plain layout, even where the test
+// knob asks for the shifted one (the plain layout of such a shape still
+// fits).
+func TestShiftedPlanesBounded(t *testing.T) {
+	defer func(sh int) { shiftPlanes = sh }(shiftPlanes)
+	shiftPlanes = shiftAlways
+	s := ConvShape{C: 2048, H: 512, W: 512, OC: 8, K: 3, Stride: 1, Pad: 1, OH: 512, OW: 512}
+	if pl := planConv(AVX512, s, 1, 1, 0, modeDirect, false, true); pl.shifted {
+		t.Fatalf("%+v: shifted planes of %d floats a channel", s, s.K*(s.H+2)*s.OW)
+	}
+	small := ConvShape{C: 2, H: 28, W: 28, OC: 8, K: 3, Stride: 1, Pad: 1, OH: 28, OW: 28}
+	if pl := planConv(AVX512, small, 1, 1, 0, modeDirect, false, true); !pl.shifted {
+		t.Fatalf("%+v: the knob's shifted planes not taken", small)
+	}
+}
