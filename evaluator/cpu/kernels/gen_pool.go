@@ -295,27 +295,16 @@ func (g *vg) genPoolRow(rows int) {
 		g.p("\tVMOVAPS Z0, Z8")
 		g.p("\tVCMPPS $3, Z8, Z8, K0")
 	}
-	g.p("%s_taps:", L)
-	g.p("\tMOVQ SI, DX") // row ky
-	g.p("\tMOVQ R9, R12")
-	g.p("%s_ky:", L)
-	g.p("\tMOVQ DX, AX")
-	g.p("\tMOVQ R9, R13")
-	g.p("%s_kx:", L)
-	g.loadTap(L, "tap")
-	g.poolStep(L, "0", "Z4", "Z5", "K5")
-	if rows == 2 {
-		g.p("\tADDQ R14, AX")
-		g.loadTap(L, "tap1")
-		g.poolStep(L, "1", "Z8", "Z9", "K0")
-		g.p("\tSUBQ R14, AX")
-	}
-	g.p("\tADDQ $4, AX")
-	g.p("\tDECQ R13")
-	g.p("\tJNE %s_kx", L)
-	g.p("\tADDQ R8, DX")
-	g.p("\tDECQ R12")
-	g.p("\tJNE %s_ky", L)
+	g.tapLoops(L, func() {
+		g.loadTap(L, "tap")
+		g.poolStep(L, "0", "Z4", "Z5", "K5")
+		if rows == 2 {
+			g.p("\tADDQ R14, AX")
+			g.loadTap(L, "tap1")
+			g.poolStep(L, "1", "Z8", "Z9", "K0")
+			g.p("\tSUBQ R14, AX")
+		}
+	})
 	g.p("\tTESTQ R11, R11")
 	g.p("\tJNE %s_store", L)
 	g.p("\tVMULPS Z13, Z4, Z4")
@@ -401,39 +390,20 @@ func genDeintPlane256(g *vg) {
 	g.p("\tTESTQ R8, R8")
 	g.p("\tJEQ dplane256_done")
 	g.p("\tVMOVDQU ·iota8(SB), Y14")
-	// lanes(reg): reg = the lanes below AX.
-	lanes := func(reg string) {
-		g.p("\tVMOVD AX, X15")
-		g.p("\tVPBROADCASTD X15, Y15")
-		g.p("\tVPCMPGTD Y14, Y15, %s", reg)
-	}
 	g.p("\tMOVQ R9, CX")
 	g.p("\tANDQ $15, CX") // rem
 	g.p("\tMOVQ CX, AX")
-	lanes("Y12")
+	g.lanesBelow("Y12")
 	g.p("\tSUBQ $8, AX")
-	lanes("Y13")
+	g.lanesBelow("Y13")
 	g.p("\tMOVQ CX, AX")
 	g.p("\tSHRQ $1, AX") // rem/2 odds
-	lanes("Y11")
+	g.lanesBelow("Y11")
 	g.p("\tSUBQ AX, CX") // ceil(rem/2) evens
 	g.p("\tMOVQ CX, AX")
-	lanes("Y10")
+	g.lanesBelow("Y10")
 	g.p("dplane256_row:")
-	// rowbase = (y/2)·wq + (y%2)·2·plane, in floats, into BX.
-	g.p("\tMOVQ R13, BX")
-	g.p("\tSHRQ $1, BX")
-	g.p("\tIMULQ R11, BX")
-	g.p("\tMOVQ R13, AX")
-	g.p("\tANDQ $1, AX")
-	g.p("\tIMULQ R12, AX")
-	g.p("\tLEAQ (BX)(AX*2), BX")
-	g.p("\tMOVQ evenAdd+80(FP), AX")
-	g.p("\tADDQ BX, AX")
-	g.p("\tLEAQ (DI)(AX*4), DX") // even destination
-	g.p("\tMOVQ oddAdd+88(FP), AX")
-	g.p("\tADDQ BX, AX")
-	g.p("\tLEAQ (DI)(AX*4), R10") // odd destination
+	deintRowDst(g)
 	g.p("\tMOVQ R9, CX")
 	g.p("\tSHRQ $4, CX")
 	g.p("\tJEQ dplane256_tail")
@@ -473,6 +443,55 @@ func genDeintPlane256(g *vg) {
 	g.p("\tRET\n")
 }
 
+// deintRowDst points DX and R10 at the even and odd destinations of row
+// y (R13) of a phase split (deintPlane512, deintPlane256): its plane row
+// (y/2)·wq + (y%2)·2·plane (R11 wq, R12 plane) plus evenAdd and oddAdd,
+// from the planes at DI.
+func deintRowDst(g *vg) {
+	g.p("\tMOVQ R13, BX")
+	g.p("\tSHRQ $1, BX")
+	g.p("\tIMULQ R11, BX")
+	g.p("\tMOVQ R13, AX")
+	g.p("\tANDQ $1, AX")
+	g.p("\tIMULQ R12, AX")
+	g.p("\tLEAQ (BX)(AX*2), BX")
+	g.p("\tMOVQ evenAdd+80(FP), AX")
+	g.p("\tADDQ BX, AX")
+	g.p("\tLEAQ (DI)(AX*4), DX") // even destination
+	g.p("\tMOVQ oddAdd+88(FP), AX")
+	g.p("\tADDQ BX, AX")
+	g.p("\tLEAQ (DI)(AX*4), R10") // odd destination
+}
+
+// lanesBelow sets AVX2 register reg to the lane mask of the lanes below AX
+// (a signed count: none for AX ≤ 0), against ·iota8 in Y14; it uses Y15.
+func (g *vg) lanesBelow(reg string) {
+	g.p("\tVMOVD AX, X15")
+	g.p("\tVPBROADCASTD X15, Y15")
+	g.p("\tVPCMPGTD Y14, Y15, %s", reg)
+}
+
+// tapLoops emits the k×k window loops of the row pools (poolRow512,
+// poolRows2_512, poolRow256): tap is emitted once, run for each tap in the
+// window's row-major order with AX at the tap's input (SI the window's
+// first, R8 the input row in bytes, R9 k), then AX steps one float.
+func (g *vg) tapLoops(L string, tap func()) {
+	g.p("%s_taps:", L)
+	g.p("\tMOVQ SI, DX") // row ky
+	g.p("\tMOVQ R9, R12")
+	g.p("%s_ky:", L)
+	g.p("\tMOVQ DX, AX")
+	g.p("\tMOVQ R9, R13")
+	g.p("%s_kx:", L)
+	tap()
+	g.p("\tADDQ $4, AX")
+	g.p("\tDECQ R13")
+	g.p("\tJNE %s_kx", L)
+	g.p("\tADDQ R8, DX")
+	g.p("\tDECQ R12")
+	g.p("\tJNE %s_ky", L)
+}
+
 // genPoolRow256: one output row of a k×k pool with stride 1 or 2 (AVX2),
 // poolRow512's twin: for each chunk of 8 outputs, fold the k² strided
 // input vectors (for stride 2, the even lanes of 16 consecutive floats)
@@ -502,21 +521,15 @@ func (g *vg) genPoolRow256() {
 	g.p("\tJLE %s_n", L)
 	g.p("\tMOVQ $8, BX")
 	g.p("%s_n:", L)
-	// lanes(reg, n): reg = the lanes below n (n in AX).
-	lanes := func(reg string) {
-		g.p("\tVMOVD AX, X15")
-		g.p("\tVPBROADCASTD X15, Y15")
-		g.p("\tVPCMPGTD Y14, Y15, %s", reg)
-	}
 	g.p("\tMOVQ BX, AX")
-	lanes("Y11")
+	g.lanesBelow("Y11")
 	g.p("\tVMOVDQA Y11, Y12")
 	g.p("\tCMPQ R10, $1")
 	g.p("\tJEQ %s_masked", L)
 	g.p("\tLEAQ -1(BX)(BX*1), AX") // 2n−1 input lanes
-	lanes("Y12")
+	g.lanesBelow("Y12")
 	g.p("\tSUBQ $8, AX")
-	lanes("Y13")
+	g.lanesBelow("Y13")
 	g.p("%s_masked:", L)
 	g.p("\tVXORPS Y4, Y4, Y4")
 	g.p("\tTESTQ R11, R11")
@@ -525,33 +538,22 @@ func (g *vg) genPoolRow256() {
 	g.loadTap256(L, "first")
 	g.p("\tVMOVAPS Y0, Y4")
 	g.p("\tVCMPPS $3, Y4, Y4, Y6") // Y6: the lanes whose acc is NaN
-	g.p("%s_taps:", L)
-	g.p("\tMOVQ SI, DX") // row ky
-	g.p("\tMOVQ R9, R12")
-	g.p("%s_ky:", L)
-	g.p("\tMOVQ DX, AX")
-	g.p("\tMOVQ R9, R13")
-	g.p("%s_kx:", L)
-	g.loadTap256(L, "tap")
-	g.p("\tTESTQ R11, R11")
-	g.p("\tJEQ %s_add", L)
-	// acc = maxNaN(acc, v), as poolStep: VMAXPS gives v if v > acc, else
-	// acc; a NaN v replaces acc where acc is not NaN yet.
-	g.p("\tVMAXPS Y4, Y0, Y5")
-	g.p("\tVCMPPS $3, Y0, Y0, Y7")
-	g.p("\tVANDNPS Y7, Y6, Y7")
-	g.p("\tVORPS Y7, Y6, Y6")
-	g.p("\tVBLENDVPS Y7, Y0, Y5, Y4")
-	g.p("\tJMP %s_tapnext", L)
-	g.p("%s_add:", L)
-	g.p("\tVADDPS Y0, Y4, Y4")
-	g.p("%s_tapnext:", L)
-	g.p("\tADDQ $4, AX")
-	g.p("\tDECQ R13")
-	g.p("\tJNE %s_kx", L)
-	g.p("\tADDQ R8, DX")
-	g.p("\tDECQ R12")
-	g.p("\tJNE %s_ky", L)
+	g.tapLoops(L, func() {
+		g.loadTap256(L, "tap")
+		g.p("\tTESTQ R11, R11")
+		g.p("\tJEQ %s_add", L)
+		// acc = maxNaN(acc, v), as poolStep: VMAXPS gives v if v > acc,
+		// else acc; a NaN v replaces acc where acc is not NaN yet.
+		g.p("\tVMAXPS Y4, Y0, Y5")
+		g.p("\tVCMPPS $3, Y0, Y0, Y7")
+		g.p("\tVANDNPS Y7, Y6, Y7")
+		g.p("\tVORPS Y7, Y6, Y6")
+		g.p("\tVBLENDVPS Y7, Y0, Y5, Y4")
+		g.p("\tJMP %s_tapnext", L)
+		g.p("%s_add:", L)
+		g.p("\tVADDPS Y0, Y4, Y4")
+		g.p("%s_tapnext:", L)
+	})
 	g.p("\tTESTQ R11, R11")
 	g.p("\tJNE %s_store", L)
 	g.p("\tVBROADCASTSS scale+80(FP), Y15")
@@ -875,20 +877,7 @@ func genDeintPlane(g *vg) {
 	g.p("\tDECQ AX")
 	g.p("\tKMOVW AX, K4")
 	g.p("dplane_row:")
-	// rowbase = (y/2)·wq + (y%2)·2·plane, in floats, into BX.
-	g.p("\tMOVQ R13, BX")
-	g.p("\tSHRQ $1, BX")
-	g.p("\tIMULQ R11, BX")
-	g.p("\tMOVQ R13, AX")
-	g.p("\tANDQ $1, AX")
-	g.p("\tIMULQ R12, AX")
-	g.p("\tLEAQ (BX)(AX*2), BX")
-	g.p("\tMOVQ evenAdd+80(FP), AX")
-	g.p("\tADDQ BX, AX")
-	g.p("\tLEAQ (DI)(AX*4), DX") // even destination
-	g.p("\tMOVQ oddAdd+88(FP), AX")
-	g.p("\tADDQ BX, AX")
-	g.p("\tLEAQ (DI)(AX*4), R10") // odd destination
+	deintRowDst(g)
 	g.p("\tMOVQ R9, CX")
 	g.p("\tSHRQ $5, CX")
 	g.p("\tJEQ dplane_tail")

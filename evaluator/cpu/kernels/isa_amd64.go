@@ -322,15 +322,16 @@ func poolRows2_512(isMax int, out, in []float32, w, k, s int, scale float32)
 // whether it did. The kernel reads input rows [oy·s, oy·s+k) and masks
 // every column past the window. On AVX-512 it has strides 1, 2 and 4 (the
 // 4×4 stride-4 pool of the genomes evolve breeds, where the scalar loop
-// was 70% of scoring them), on AVX2 strides 1 and 2 (poolVec256; the
-// scalar loop was a fifth of the small bench's time there); another
-// stride computes the row's windows at stride 1, each in pool's order,
-// and keeps every s-th: s times the work of the windows it keeps, but in
-// vectors.
+// was 70% of scoring them) and runs rows in pairs, on AVX2 (poolRow256)
+// strides 1 and 2 a row at a time (the scalar loop was a fifth of the
+// small bench's time there); another stride computes the row's windows at
+// stride 1, each in pool's order, and keeps every s-th: s times the work
+// of the windows it keeps, but in vectors.
 func poolVec(p Path, isMax bool, dst, src []float32, planes, h, w, k, s, oh, ow int, scale float32) bool {
+	row, native := poolRow512, s <= 2 || s == 4
 	switch p {
 	case AVX2:
-		return poolVec256(isMax, dst, src, planes, h, w, k, s, oh, ow, scale)
+		row, native = poolRow256, s <= 2
 	case AVX512:
 	default:
 		return false
@@ -339,16 +340,16 @@ func poolVec(p Path, isMax bool, dst, src []float32, planes, h, w, k, s, oh, ow 
 	if isMax {
 		m = 1
 	}
-	if s > 2 && s != 4 {
+	if !native {
 		if w-k+1 > maxPoolRow {
 			return false
 		}
-		var row [maxPoolRow]float32
-		all := row[:w-k+1]
+		var buf [maxPoolRow]float32
+		all := buf[:w-k+1]
 		for pl := range planes {
 			in := src[pl*h*w : (pl+1)*h*w]
 			for oy := range oh {
-				poolRow512(m, all, in[oy*s*w:(oy*s+k)*w], w, k, 1, scale)
+				row(m, all, in[oy*s*w:(oy*s+k)*w], w, k, 1, scale)
 				out := dst[(pl*oh+oy)*ow : (pl*oh+oy+1)*ow]
 				for ox := range out {
 					out[ox] = all[ox*s]
@@ -357,17 +358,17 @@ func poolVec(p Path, isMax bool, dst, src []float32, planes, h, w, k, s, oh, ow 
 		}
 		return true
 	}
-	// Rows in pairs: a row's taps are one dependent chain per 16 outputs
-	// (an output row of these maps is one or two vectors), and a pair's
-	// two chains overlap.
 	for pl := range planes {
 		in := src[pl*h*w : (pl+1)*h*w]
 		oy := 0
-		for ; oy+1 < oh; oy += 2 {
+		// AVX-512 rows in pairs: a row's taps are one dependent chain per
+		// 16 outputs (an output row of these maps is one or two vectors),
+		// and a pair's two chains overlap.
+		for ; p == AVX512 && oy+1 < oh; oy += 2 {
 			poolRows2_512(m, dst[(pl*oh+oy)*ow:(pl*oh+oy+2)*ow], in[oy*s*w:((oy+1)*s+k)*w], w, k, s, scale)
 		}
-		if oy < oh {
-			poolRow512(m, dst[(pl*oh+oy)*ow:(pl*oh+oy+1)*ow], in[oy*s*w:(oy*s+k)*w], w, k, s, scale)
+		for ; oy < oh; oy++ {
+			row(m, dst[(pl*oh+oy)*ow:(pl*oh+oy+1)*ow], in[oy*s*w:(oy*s+k)*w], w, k, s, scale)
 		}
 	}
 	return true
@@ -375,41 +376,6 @@ func poolVec(p Path, isMax bool, dst, src []float32, planes, h, w, k, s, oh, ow 
 
 //go:noescape
 func poolRow256(isMax int, out, in []float32, w, k, s int, scale float32)
-
-// poolVec256 is poolVec on AVX2, a row at a time: strides 1 and 2 in the
-// kernel (poolRow256, 8 outputs a vector); a larger stride computes the
-// row's windows at stride 1 and keeps every s-th, as poolVec does.
-func poolVec256(isMax bool, dst, src []float32, planes, h, w, k, s, oh, ow int, scale float32) bool {
-	m := 0
-	if isMax {
-		m = 1
-	}
-	if s > 2 {
-		if w-k+1 > maxPoolRow {
-			return false
-		}
-		var row [maxPoolRow]float32
-		all := row[:w-k+1]
-		for pl := range planes {
-			in := src[pl*h*w : (pl+1)*h*w]
-			for oy := range oh {
-				poolRow256(m, all, in[oy*s*w:(oy*s+k)*w], w, k, 1, scale)
-				out := dst[(pl*oh+oy)*ow : (pl*oh+oy+1)*ow]
-				for ox := range out {
-					out[ox] = all[ox*s]
-				}
-			}
-		}
-		return true
-	}
-	for pl := range planes {
-		in := src[pl*h*w : (pl+1)*h*w]
-		for oy := range oh {
-			poolRow256(m, dst[(pl*oh+oy)*ow:(pl*oh+oy+1)*ow], in[oy*s*w:(oy*s+k)*w], w, k, s, scale)
-		}
-	}
-	return true
-}
 
 //go:noescape
 func deint512(even, odd, row []float32)
